@@ -1,0 +1,16 @@
+//===- InitAll.h - Register everything Kina adds to MLIR --------*- C++ -*-===//
+#ifndef KINA_INITALL_H
+#define KINA_INITALL_H
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace kina {
+/// The kina dialect and the upstream dialects its pipelines produce.
+void registerAllDialects(mlir::DialectRegistry &registry);
+/// Kina's passes and named pipelines.
+void registerAllPasses();
+} // namespace kina
+
+#endif // KINA_INITALL_H

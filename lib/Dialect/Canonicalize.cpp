@@ -1,0 +1,69 @@
+//===- Canonicalize.cpp - Canonicalization patterns of the kina ops -------===//
+//
+// concat of adjacent slices of one value along the slice axis reads one
+// contiguous range: it becomes one slice (which folds to the value when the
+// range is whole). This undoes a shard-then-gather round trip.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+
+namespace {
+/// Merges each run of operands `slice(x)[a, b), slice(x)[b, c), ...` taken
+/// on the concat axis into one `slice(x)[a, c)`.
+struct MergeAdjacentSlices : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConcatOp concat,
+                                PatternRewriter &rewriter) const override {
+    int64_t axis = concat.getAxis();
+    auto sliceOnAxis = [axis](Value v) -> SliceOp {
+      auto slice = v.getDefiningOp<SliceOp>();
+      return slice && slice.getAxis() == axis ? slice : SliceOp();
+    };
+    SmallVector<Value> operands;
+    bool merged = false;
+    ValueRange inputs = concat.getInputs();
+    for (size_t i = 0; i < inputs.size();) {
+      SliceOp first = sliceOnAxis(inputs[i]);
+      size_t end = i + 1;
+      while (first && end < inputs.size()) {
+        SliceOp next = sliceOnAxis(inputs[end]);
+        SliceOp previous = sliceOnAxis(inputs[end - 1]);
+        if (!next || next.getInput() != first.getInput() ||
+            next.getStart() != previous.getStop())
+          break;
+        ++end;
+      }
+      if (end - i < 2) {
+        operands.push_back(inputs[i++]);
+        continue;
+      }
+      SliceOp last = sliceOnAxis(inputs[end - 1]);
+      auto sourceType = cast<KinaTensorType>(first.getInput().getType());
+      SmallVector<int64_t> shape(sourceType.getShape());
+      shape[axis] = last.getStop() - first.getStart();
+      operands.push_back(SliceOp::create(
+          rewriter, concat.getLoc(), sourceType.withShape(shape),
+          first.getInput(), axis, first.getStart(), last.getStop()));
+      merged = true;
+      i = end;
+    }
+    if (!merged)
+      return failure();
+    rewriter.replaceOpWithNewOp<ConcatOp>(concat, concat.getType(), operands,
+                                          axis);
+    return success();
+  }
+};
+} // namespace
+
+void ConcatOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<MergeAdjacentSlices>(context);
+}

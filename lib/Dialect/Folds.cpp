@@ -1,0 +1,78 @@
+//===- Folds.cpp - Folders of the kina ops --------------------------------===//
+//
+// Folds that remove an op or rewrite it in place: full-range slices,
+// slice of slice on one axis, single-operand concat, reshape of reshape,
+// transpose of transpose, broadcast to the operand's own shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // slice(slice(x)) on the same axis reads one range of x.
+  auto inner = getInput().getDefiningOp<SliceOp>();
+  if (!inner || inner.getAxis() != getAxis())
+    return {};
+  Builder b(getContext());
+  int64_t offset = inner.getStart();
+  getInputMutable().assign(inner.getInput());
+  setStartAttr(b.getI64IntegerAttr(getStart() + offset));
+  setStopAttr(b.getI64IntegerAttr(getStop() + offset));
+  return getResult();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  return {};
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // Row-major order is kept by each reshape, so two make one.
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  ArrayRef<int64_t> perm = getPerm();
+  auto isIdentity = [](ArrayRef<int64_t> p) {
+    for (auto [i, v] : llvm::enumerate(p))
+      if (int64_t(i) != v)
+        return false;
+    return true;
+  };
+  if (isIdentity(perm))
+    return getInput();
+  auto inner = getInput().getDefiningOp<TransposeOp>();
+  if (!inner)
+    return {};
+  // result[i] = inner.input[innerPerm[perm[i]]]
+  SmallVector<int64_t> composed;
+  for (int64_t p : perm)
+    composed.push_back(inner.getPerm()[p]);
+  if (isIdentity(composed))
+    return inner.getInput();
+  getInputMutable().assign(inner.getInput());
+  setPermAttr(DenseI64ArrayAttr::get(getContext(), composed));
+  return getResult();
+}

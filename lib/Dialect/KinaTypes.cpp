@@ -1,0 +1,98 @@
+//===- KinaTypes.cpp - The kina tensor type -------------------------------===//
+//
+// `!kina.tensor<1x4x4xf32, @host>`: parsing, printing and the invariants
+// every kina tensor type satisfies (static positive dims, an element count
+// that fits in 64 bits, an element type of the language).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+
+#define GET_TYPEDEF_CLASSES
+#include "Kina/Dialect/KinaOpsTypes.cpp.inc"
+
+void KinaDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "Kina/Dialect/KinaOpsTypes.cpp.inc"
+      >();
+}
+
+std::string mlir::kina::formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return text;
+}
+
+Type KinaTensorType::parse(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  SmallVector<int64_t> shape;
+  Type elementType;
+  StringAttr placementName;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseSymbolName(placementName) || parser.parseGreater())
+    return {};
+  std::optional<Placement> placement =
+      symbolizePlacement(placementName.getValue());
+  if (!placement) {
+    parser.emitError(loc) << "unknown placement @" << placementName.getValue();
+    return {};
+  }
+  MLIRContext *ctx = parser.getContext();
+  return getChecked([&] { return parser.emitError(loc); }, ctx, shape,
+                    elementType, PlacementAttr::get(ctx, *placement));
+}
+
+void KinaTensorType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t dim : getShape())
+    printer << dim << "x";
+  printer << getElementType() << ", @"
+          << stringifyPlacement(getPlacement().getValue()) << ">";
+}
+
+LogicalResult
+KinaTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ArrayRef<int64_t> shape, Type elementType,
+                       PlacementAttr placement) {
+  if (!elementType || !(elementType.isF32() || elementType.isInteger(32) ||
+                        elementType.isInteger(64)) ||
+      !elementType.isSignlessIntOrFloat())
+    return emitError() << "kina tensor element type must be f32, i32 or i64, "
+                          "got "
+                       << elementType;
+  if (!placement)
+    return emitError() << "kina tensor needs a placement";
+  int64_t elements = 1;
+  for (int64_t dim : shape) {
+    if (dim <= 0)
+      return emitError() << "kina tensor dimensions must be static and "
+                            "positive, got "
+                         << formatShape(shape);
+    // Element counts (and so byte sizes) must stay representable.
+    if (llvm::MulOverflow(elements, dim, elements) ||
+        elements > (int64_t(1) << 60))
+      return emitError() << "kina tensor of shape " << formatShape(shape)
+                         << " has too many elements";
+  }
+  return success();
+}
+
+KinaTensorType KinaTensorType::cloneWith(std::optional<ArrayRef<int64_t>> shape,
+                                         Type elementType) const {
+  return KinaTensorType::get(getContext(), shape ? *shape : getShape(),
+                             elementType, getPlacement());
+}

@@ -1,0 +1,391 @@
+//===- ShapeRules.cpp - The typing rules of every kina op -----------------===//
+//
+// Each op's `inferResultType` is the one statement of its typing rule
+// (language.md section 4). The verifier compares the result type with it
+// and the frontend asks it for result types, so a rule lives only here.
+// Rules read attributes defensively: they also run on unverified ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+
+namespace {
+/// Checked access to operand types and attributes for one rule.
+class RuleContext {
+public:
+  RuleContext(TypeRange operandTypes, DictionaryAttr attributes,
+              EmitErrorFn emitError)
+      : operandTypes(operandTypes), attributes(attributes),
+        emitError(emitError) {}
+
+  /// The operands as kina tensors, or an error when the count is not
+  /// `count` (when `count` is negative: at least one).
+  FailureOr<SmallVector<KinaTensorType>> tensors(int count) {
+    if ((count >= 0 && operandTypes.size() != size_t(count)) ||
+        (count < 0 && operandTypes.empty()))
+      return error() << "expects "
+                     << (count < 0 ? "at least one"
+                                   : std::to_string(count).c_str())
+                     << " operand(s), got " << operandTypes.size();
+    SmallVector<KinaTensorType> result;
+    for (Type type : operandTypes) {
+      auto tensor = dyn_cast_or_null<KinaTensorType>(type);
+      if (!tensor)
+        return error() << "expects kina tensor operands, got " << type;
+      result.push_back(tensor);
+    }
+    return result;
+  }
+
+  FailureOr<int64_t> intAttr(StringRef name) {
+    auto attr = dyn_cast_or_null<IntegerAttr>(
+        attributes ? attributes.get(name) : Attribute());
+    if (!attr)
+      return error() << "expects an integer attribute '" << name << "'";
+    return attr.getValue().getSExtValue();
+  }
+
+  FailureOr<ArrayRef<int64_t>> intArrayAttr(StringRef name) {
+    auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
+        attributes ? attributes.get(name) : Attribute());
+    if (!attr)
+      return error() << "expects an integer list attribute '" << name << "'";
+    return attr.asArrayRef();
+  }
+
+  /// Checks `0 <= axis < rank` of the operand named `what`.
+  LogicalResult checkAxis(int64_t axis, KinaTensorType type, StringRef what) {
+    if (axis >= 0 && axis < type.getRank())
+      return success();
+    return error() << "axis " << axis << " is out of range for " << what
+                   << " of shape " << formatShape(type.getShape())
+                   << " (rank " << type.getRank() << ")";
+  }
+
+  /// Checks that two operands share element type and placement.
+  LogicalResult checkSameKind(KinaTensorType a, StringRef aName,
+                              KinaTensorType b, StringRef bName) {
+    if (a.getElementType() != b.getElementType())
+      return error() << aName << " has element type " << a.getElementType()
+                     << " but " << bName << " has " << b.getElementType();
+    if (a.getPlacement() != b.getPlacement())
+      return error() << aName << " is placed on @"
+                     << stringifyPlacement(a.getPlacement().getValue())
+                     << " but " << bName << " on @"
+                     << stringifyPlacement(b.getPlacement().getValue());
+    return success();
+  }
+
+  LogicalResult checkF32(KinaTensorType type, StringRef what) {
+    if (type.getElementType().isF32())
+      return success();
+    return error() << "expects " << what << " of element type f32, got "
+                   << type.getElementType() << " of shape "
+                   << formatShape(type.getShape());
+  }
+
+  /// A tensor type of `shape` after checking that every dim is positive
+  /// and the element count is representable.
+  FailureOr<Type> shaped(KinaTensorType like, ArrayRef<int64_t> shape) {
+    return shaped(like, shape, like.getElementType());
+  }
+  FailureOr<Type> shaped(KinaTensorType like, ArrayRef<int64_t> shape,
+                         Type elementType) {
+    if (failed(KinaTensorType::verify(emitError, shape, elementType,
+                                      like.getPlacement())))
+      return failure();
+    return Type(KinaTensorType::get(like.getContext(), shape, elementType,
+                                    like.getPlacement()));
+  }
+
+  InFlightDiagnostic error() { return emitError(); }
+
+private:
+  TypeRange operandTypes;
+  DictionaryAttr attributes;
+  EmitErrorFn emitError;
+};
+} // namespace
+
+/// The element count of `shape`, or nullopt when it overflows.
+static std::optional<int64_t> elementCount(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    if (dim <= 0 || llvm::MulOverflow(count, dim, count))
+      return std::nullopt;
+  return count;
+}
+
+FailureOr<Type> ConstantOp::inferResultType(TypeRange operandTypes,
+                                            DictionaryAttr attributes,
+                                            EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  if (failed(rule.tensors(0)))
+    return failure();
+  auto value = dyn_cast_or_null<FloatAttr>(
+      attributes ? attributes.get("value") : Attribute());
+  if (!value || !value.getType().isF32())
+    return rule.error() << "expects an f32 attribute 'value'";
+  MLIRContext *ctx = value.getContext();
+  return Type(KinaTensorType::get(ctx, {}, Float32Type::get(ctx),
+                                  PlacementAttr::get(ctx, Placement::host)));
+}
+
+FailureOr<Type> SliceOp::inferResultType(TypeRange operandTypes,
+                                         DictionaryAttr attributes,
+                                         EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  auto operands = rule.tensors(1);
+  auto axis = rule.intAttr("axis");
+  auto start = rule.intAttr("start");
+  auto stop = rule.intAttr("stop");
+  if (failed(operands) || failed(axis) || failed(start) || failed(stop))
+    return failure();
+  KinaTensorType input = (*operands)[0];
+  if (failed(rule.checkAxis(*axis, input, "operand")))
+    return failure();
+  int64_t dim = input.getDimSize(*axis);
+  if (!(0 <= *start && *start < *stop && *stop <= dim))
+    return rule.error() << "range [" << *start << ", " << *stop
+                        << ") is not a non-empty part of axis " << *axis
+                        << " (size " << dim << ") of operand of shape "
+                        << formatShape(input.getShape());
+  SmallVector<int64_t> shape(input.getShape());
+  shape[*axis] = *stop - *start;
+  return rule.shaped(input, shape);
+}
+
+FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
+                                          DictionaryAttr attributes,
+                                          EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  auto operands = rule.tensors(-1);
+  auto axis = rule.intAttr("axis");
+  if (failed(operands) || failed(axis))
+    return failure();
+  KinaTensorType first = operands->front();
+  if (failed(rule.checkAxis(*axis, first, "operand #0")))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  for (auto [index, operand] : llvm::enumerate(*operands)) {
+    if (index == 0)
+      continue;
+    std::string name = "operand #" + std::to_string(index);
+    if (failed(rule.checkSameKind(first, "operand #0", operand, name)))
+      return failure();
+    bool sameRank = operand.getRank() == first.getRank();
+    for (int64_t d = 0; sameRank && d < first.getRank(); ++d)
+      sameRank = d == *axis || operand.getDimSize(d) == first.getDimSize(d);
+    if (!sameRank)
+      return rule.error() << "operand #0 of shape "
+                          << formatShape(first.getShape()) << " and " << name
+                          << " of shape " << formatShape(operand.getShape())
+                          << " differ on a dimension other than axis "
+                          << *axis;
+    if (llvm::AddOverflow(shape[*axis], operand.getDimSize(*axis),
+                          shape[*axis]))
+      return rule.error() << "concatenated axis " << *axis << " overflows";
+  }
+  return rule.shaped(first, shape);
+}
+
+FailureOr<Type> GatherOp::inferResultType(TypeRange operandTypes,
+                                          DictionaryAttr attributes,
+                                          EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  auto operands = rule.tensors(2);
+  if (failed(operands))
+    return failure();
+  auto [table, ids] = std::make_pair((*operands)[0], (*operands)[1]);
+  if (failed(rule.checkF32(table, "table")))
+    return failure();
+  if (table.getRank() < 1)
+    return rule.error() << "expects a table of rank >= 1, got shape "
+                        << formatShape(table.getShape());
+  Type idType = ids.getElementType();
+  if (!idType.isInteger(32) && !idType.isInteger(64))
+    return rule.error() << "expects ids of element type i32 or i64, got "
+                        << idType << " of shape "
+                        << formatShape(ids.getShape());
+  if (ids.getPlacement() != table.getPlacement())
+    return rule.error() << "table and ids are placed differently";
+  SmallVector<int64_t> shape(ids.getShape());
+  llvm::append_range(shape, table.getShape().drop_front());
+  return rule.shaped(table, shape);
+}
+
+FailureOr<Type> MatmulOp::inferResultType(TypeRange operandTypes,
+                                          DictionaryAttr attributes,
+                                          EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  auto operands = rule.tensors(2);
+  if (failed(operands))
+    return failure();
+  auto [lhs, rhs] = std::make_pair((*operands)[0], (*operands)[1]);
+  if (failed(rule.checkF32(lhs, "lhs")) || failed(rule.checkF32(rhs, "rhs")) ||
+      failed(rule.checkSameKind(lhs, "lhs", rhs, "rhs")))
+    return failure();
+  std::string shapes = "lhs of shape " + formatShape(lhs.getShape()) +
+                       " and rhs of shape " + formatShape(rhs.getShape());
+  if (lhs.getRank() < 2 || lhs.getRank() != rhs.getRank())
+    return rule.error() << "expects operands of equal rank >= 2, got "
+                        << shapes;
+  int64_t rank = lhs.getRank();
+  if (lhs.getShape().drop_back(2) != rhs.getShape().drop_back(2))
+    return rule.error() << "batch dimensions differ: " << shapes;
+  if (lhs.getDimSize(rank - 1) != rhs.getDimSize(rank - 2))
+    return rule.error() << "contracting dimensions differ ("
+                        << lhs.getDimSize(rank - 1) << " vs "
+                        << rhs.getDimSize(rank - 2) << "): " << shapes;
+  SmallVector<int64_t> shape(lhs.getShape());
+  shape[rank - 1] = rhs.getDimSize(rank - 1);
+  return rule.shaped(lhs, shape);
+}
+
+FailureOr<Type> BroadcastOp::inferResultType(TypeRange operandTypes,
+                                             DictionaryAttr attributes,
+                                             EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  auto operands = rule.tensors(1);
+  auto target = rule.intArrayAttr("shape");
+  if (failed(operands) || failed(target))
+    return failure();
+  KinaTensorType input = (*operands)[0];
+  ArrayRef<int64_t> source = input.getShape();
+  auto mismatch = [&]() {
+    return rule.error() << "cannot broadcast operand of shape "
+                        << formatShape(source) << " to shape "
+                        << formatShape(*target);
+  };
+  if (source.size() > target->size())
+    return mismatch() << ": the target has fewer dimensions";
+  size_t offset = target->size() - source.size();
+  for (auto [i, dim] : llvm::enumerate(source))
+    if (dim != 1 && dim != (*target)[offset + i])
+      return mismatch() << ": dimension " << i << " is " << dim;
+  return rule.shaped(input, *target);
+}
+
+FailureOr<Type> ReshapeOp::inferResultType(TypeRange operandTypes,
+                                           DictionaryAttr attributes,
+                                           EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  auto operands = rule.tensors(1);
+  auto target = rule.intArrayAttr("shape");
+  if (failed(operands) || failed(target))
+    return failure();
+  KinaTensorType input = (*operands)[0];
+  std::optional<int64_t> count = elementCount(*target);
+  if (!count || *count != input.getNumElements())
+    return rule.error() << "cannot reshape operand of shape "
+                        << formatShape(input.getShape()) << " ("
+                        << input.getNumElements() << " elements) to shape "
+                        << formatShape(*target);
+  return rule.shaped(input, *target);
+}
+
+FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
+                                             DictionaryAttr attributes,
+                                             EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  auto operands = rule.tensors(1);
+  auto perm = rule.intArrayAttr("perm");
+  if (failed(operands) || failed(perm))
+    return failure();
+  KinaTensorType input = (*operands)[0];
+  int64_t rank = input.getRank();
+  SmallVector<bool> seen(rank, false);
+  bool isPermutation = int64_t(perm->size()) == rank;
+  for (int64_t p : *perm) {
+    if (!isPermutation || p < 0 || p >= rank || seen[p]) {
+      isPermutation = false;
+      break;
+    }
+    seen[p] = true;
+  }
+  if (!isPermutation)
+    return rule.error() << "permutation " << formatShape(*perm)
+                        << " is not a permutation of 0.." << rank - 1
+                        << " for operand of shape "
+                        << formatShape(input.getShape());
+  SmallVector<int64_t> shape;
+  for (int64_t p : *perm)
+    shape.push_back(input.getDimSize(p));
+  return rule.shaped(input, shape);
+}
+
+FailureOr<Type> SoftmaxOp::inferResultType(TypeRange operandTypes,
+                                           DictionaryAttr attributes,
+                                           EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  auto operands = rule.tensors(1);
+  auto axis = rule.intAttr("axis");
+  if (failed(operands) || failed(axis))
+    return failure();
+  KinaTensorType input = (*operands)[0];
+  if (failed(rule.checkF32(input, "operand")) ||
+      failed(rule.checkAxis(*axis, input, "operand")))
+    return failure();
+  return Type(input);
+}
+
+/// `+ - * /`: identical shapes, element types and placements.
+static FailureOr<Type> inferElementwiseBinary(TypeRange operandTypes,
+                                              DictionaryAttr attributes,
+                                              EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  auto operands = rule.tensors(2);
+  if (failed(operands))
+    return failure();
+  auto [lhs, rhs] = std::make_pair((*operands)[0], (*operands)[1]);
+  if (failed(rule.checkSameKind(lhs, "lhs", rhs, "rhs")))
+    return failure();
+  if (lhs.getShape() != rhs.getShape())
+    return rule.error() << "expects operands of identical shape, got lhs of "
+                           "shape "
+                        << formatShape(lhs.getShape()) << " and rhs of shape "
+                        << formatShape(rhs.getShape())
+                        << " (write broadcast to broadcast)";
+  return Type(lhs);
+}
+
+#define KINA_ELEMENTWISE_RULE(OP)                                              \
+  FailureOr<Type> OP::inferResultType(TypeRange operandTypes,                  \
+                                      DictionaryAttr attributes,               \
+                                      EmitErrorFn emitError) {                 \
+    return inferElementwiseBinary(operandTypes, attributes, emitError);        \
+  }
+KINA_ELEMENTWISE_RULE(AddOp)
+KINA_ELEMENTWISE_RULE(SubOp)
+KINA_ELEMENTWISE_RULE(MulOp)
+KINA_ELEMENTWISE_RULE(DivOp)
+#undef KINA_ELEMENTWISE_RULE
+
+FailureOr<Type> NegOp::inferResultType(TypeRange operandTypes,
+                                       DictionaryAttr attributes,
+                                       EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, emitError);
+  auto operands = rule.tensors(1);
+  if (failed(operands))
+    return failure();
+  return Type((*operands)[0]);
+}
+
+LogicalResult mlir::kina::verifyInferredResultType(Operation *op) {
+  auto iface = cast<InferResultTypeOpInterface>(op);
+  FailureOr<Type> inferred =
+      iface.inferResultType(op->getOperandTypes(), op->getAttrDictionary(),
+                            [op] { return op->emitOpError(); });
+  if (failed(inferred))
+    return failure();
+  if (*inferred != op->getResult(0).getType())
+    return op->emitOpError() << "result type " << op->getResult(0).getType()
+                             << " does not match the inferred type "
+                             << *inferred;
+  return success();
+}
