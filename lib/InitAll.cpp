@@ -2,6 +2,7 @@
 #include "Kina/InitAll.h"
 
 #include "Kina/Dialect/KinaDialect.h"
+#include "Kina/Frontend/MLIRGen.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -10,3 +11,5 @@ void kina::registerAllDialects(mlir::DialectRegistry &registry) {
 }
 
 void kina::registerAllPasses() {}
+
+void kina::registerAllTranslations() { registerImportKinaTranslation(); }

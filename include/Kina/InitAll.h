@@ -11,6 +11,8 @@ namespace kina {
 void registerAllDialects(mlir::DialectRegistry &registry);
 /// Kina's passes and named pipelines.
 void registerAllPasses();
+/// `--import-kina` and `--kina-to-so`.
+void registerAllTranslations();
 } // namespace kina
 
 #endif // KINA_INITALL_H

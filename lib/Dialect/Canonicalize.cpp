@@ -24,7 +24,7 @@ struct MergeAdjacentSlices : OpRewritePattern<ConcatOp> {
     int64_t axis = concat.getAxis();
     auto sliceOnAxis = [axis](Value v) -> SliceOp {
       auto slice = v.getDefiningOp<SliceOp>();
-      return slice && slice.getAxis() == axis ? slice : SliceOp();
+      return slice && int64_t(slice.getAxis()) == axis ? slice : SliceOp();
     };
     SmallVector<Value> operands;
     bool merged = false;

@@ -1,0 +1,113 @@
+//===- AST.h - The `.kina` abstract syntax tree -----------------*- C++ -*-===//
+//
+// What the parser produces and MLIRGen consumes. No MLIR here: the AST only
+// records what the source says and where; typing is the dialect's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KINA_FRONTEND_AST_H
+#define KINA_FRONTEND_AST_H
+
+#include "Kina/Frontend/SurfaceOps.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kina {
+
+/// A 1-based line and column in the source file.
+struct SourceLoc {
+  unsigned line = 0;
+  unsigned col = 0;
+};
+
+/// A located error found before MLIR is involved.
+struct FrontendDiagnostic {
+  SourceLoc loc;
+  std::string message;
+};
+using DiagnosticList = std::vector<FrontendDiagnostic>;
+
+/// `Tensor[F32, [1, 4, 4], @host]`.
+struct TypeSpec {
+  SourceLoc loc;
+  std::string elementType; // "F32", "I32" or "I64"
+  std::vector<int64_t> dims;
+  std::string placement; // "host"
+};
+
+/// An attribute value as written: `1`, `-2`, `[1, 4]` or `0.5`.
+struct AttrValue {
+  SourceLoc loc;
+  SurfaceAttrKind kind = SurfaceAttrKind::Int;
+  int64_t intValue = 0;
+  std::vector<int64_t> listValue;
+  double floatValue = 0;
+};
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Expr {
+  enum class Kind { Name, Number, Binary, Unary, Op, Call };
+  Kind kind;
+  SourceLoc loc;
+  std::string name;         // Name: the variable; Call: the callee
+  double number = 0;        // Number
+  std::string token;        // Binary / Unary: the operator token
+  const SurfaceOp *op = nullptr; // Op, Binary, Unary: the kina op
+  std::vector<ExprPtr> operands; // Binary: lhs, rhs; Op, Call: arguments
+  /// Op: attributes by position in `op->attrs`; unset when not written.
+  std::vector<std::optional<AttrValue>> attrs;
+
+  Expr(Kind kind, SourceLoc loc) : kind(kind), loc(loc) {}
+  /// An op whose attribute is to come from the infix operator around it.
+  bool isContextual() const;
+};
+
+struct Statement {
+  enum class Kind { Bind, Placeholder, Return };
+  Kind kind;
+  SourceLoc loc;
+  std::string name; // Bind / Placeholder
+  SourceLoc nameLoc;
+  ExprPtr value;    // Bind / Return; null when the statement did not parse
+  /// `: [dims]` (shape only) or `: Tensor[...]`; a placeholder's type.
+  std::optional<TypeSpec> ascription;
+  bool ascribesShapeOnly = false;
+};
+
+struct Param {
+  std::string name;
+  SourceLoc loc;
+  TypeSpec type;
+};
+
+struct Function {
+  std::string name;
+  SourceLoc loc;
+  bool isMain = false;
+  std::vector<Param> params;
+  std::optional<TypeSpec> resultType;
+  std::vector<Statement> body;
+  SourceLoc closeLoc; // the closing `}`
+  /// A statement of the body did not parse (a missing return may be its
+  /// consequence, so it is not reported).
+  bool hadSyntaxError = false;
+};
+
+struct Program {
+  std::vector<Function> functions;
+  /// Functions whose header did not parse: calls to them are not reported
+  /// again as calls of unknown functions.
+  std::vector<std::string> brokenFunctions;
+  /// False when anything failed to parse: the program is then checked for
+  /// further errors but never turned into a module.
+  bool complete = true;
+};
+
+} // namespace kina
+
+#endif // KINA_FRONTEND_AST_H

@@ -1,0 +1,33 @@
+//===- MLIRGen.h - `.kina` AST to the kina dialect --------------*- C++ -*-===//
+#ifndef KINA_FRONTEND_MLIRGEN_H
+#define KINA_FRONTEND_MLIRGEN_H
+
+#include "Kina/Frontend/AST.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
+namespace kina {
+
+/// Builds the kina module of `program`, attaching a FileLineColLoc in
+/// `filename` to every op, and verifies it. Errors are emitted as MLIR
+/// diagnostics at their source position; on any error the result is null.
+mlir::OwningOpRef<mlir::ModuleOp> mlirGen(mlir::MLIRContext &context,
+                                          const Program &program,
+                                          llvm::StringRef filename);
+
+/// Parses and imports the main buffer of `sourceMgr` (parse errors and
+/// type errors alike become diagnostics). Null on any error.
+mlir::OwningOpRef<mlir::ModuleOp> importKina(llvm::SourceMgr &sourceMgr,
+                                             mlir::MLIRContext &context);
+
+/// Registers the `--import-kina` translation.
+void registerImportKinaTranslation();
+
+} // namespace kina
+
+#endif // KINA_FRONTEND_MLIRGEN_H

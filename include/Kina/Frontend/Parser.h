@@ -1,0 +1,18 @@
+//===- Parser.h - `.kina` source to AST -------------------------*- C++ -*-===//
+#ifndef KINA_FRONTEND_PARSER_H
+#define KINA_FRONTEND_PARSER_H
+
+#include "Kina/Frontend/AST.h"
+
+#include "llvm/ADT/StringRef.h"
+
+namespace kina {
+
+/// Parses a whole program. Syntax errors go to `diags`; the parser recovers
+/// at the next statement or function, so independent errors are all found,
+/// and the returned program holds everything that did parse.
+Program parseProgram(llvm::StringRef source, DiagnosticList &diags);
+
+} // namespace kina
+
+#endif // KINA_FRONTEND_PARSER_H

@@ -1,0 +1,512 @@
+//===- MLIRGen.cpp - `.kina` AST to the kina dialect ----------------------===//
+//
+// Turns the AST into `func.func`s of kina ops. Ops are built generically
+// from the surface table and typed by the dialect's own shape rules
+// (InferResultTypeOpInterface); this file adds only what the language
+// says beyond single ops: names and scopes, calls, placeholders, the
+// contextual `broadcast(x)`, ascriptions and return types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Frontend/MLIRGen.h"
+
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopedHashTable.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+using ::kina::Expr;
+using ::kina::Function;
+using ::kina::Program;
+using ::kina::SourceLoc;
+using ::kina::Statement;
+using ::kina::SurfaceAttrKind;
+using ::kina::SurfaceOp;
+using ::kina::TypeSpec;
+
+/// `Tensor[F32, [1, 4, 4], @host]`, as the source writes types.
+static std::string formatType(Type type) {
+  auto tensor = dyn_cast<KinaTensorType>(type);
+  if (!tensor)
+    return "a value that is not a kina tensor";
+  std::string element;
+  Type elementType = tensor.getElementType();
+  element = elementType.isF32()         ? "F32"
+            : elementType.isInteger(32) ? "I32"
+                                        : "I64";
+  return "Tensor[" + element + ", " + formatShape(tensor.getShape()) + ", @" +
+         stringifyPlacement(tensor.getPlacement().getValue()).str() + "]";
+}
+
+namespace {
+class MLIRGen {
+public:
+  MLIRGen(MLIRContext &context, StringRef filename)
+      : context(context), builder(&context), filename(filename) {}
+
+  OwningOpRef<ModuleOp> run(const Program &program);
+
+private:
+  struct FunctionInfo {
+    const Function *ast = nullptr;
+    func::FuncOp op;
+  };
+
+  Location loc(SourceLoc l) {
+    return FileLineColLoc::get(&context, filename, l.line, l.col);
+  }
+  InFlightDiagnostic error(SourceLoc l) {
+    hadError = true;
+    return emitError(loc(l));
+  }
+
+  KinaTensorType convertType(const TypeSpec &spec);
+  void declareFunction(const Function &fn);
+  void genFunction(const Function &fn);
+  void genStatement(const Statement &stmt, FunctionInfo &info);
+  void checkRecursion();
+
+  Value genExpr(const Expr &expr);
+  Value genBinary(const Expr &expr);
+  Value genContextual(const Expr &expr, Value other, StringRef token);
+  Value genOp(const Expr &expr, ValueRange operands,
+              SmallVectorImpl<NamedAttribute> &attrs);
+  Value genCall(const Expr &expr);
+  Value createOp(const SurfaceOp &op, SourceLoc where, ValueRange operands,
+                 ArrayRef<NamedAttribute> attrs);
+  bool collectAttrs(const Expr &expr, SmallVectorImpl<NamedAttribute> &attrs);
+
+  MLIRContext &context;
+  OpBuilder builder;
+  StringRef filename;
+  bool hadError = false;
+  ModuleOp module;
+  llvm::StringMap<FunctionInfo> functions;
+  llvm::StringSet<> brokenFunctions;
+  const Function *mainFunction = nullptr;
+  /// Calls made by each function, for the recursion check.
+  llvm::StringMap<std::vector<std::pair<std::string, SourceLoc>>> callGraph;
+
+  // The function being generated.
+  const Function *current = nullptr;
+  llvm::StringMap<Value> scope; // a null Value: bound by a failed statement
+  llvm::StringMap<SourceLoc> boundAt;
+  unsigned nextPlaceholder = 0;
+  bool returned = false;
+};
+} // namespace
+
+static std::string opDisplayName(const SurfaceOp &op) {
+  if (*op.surfaceName)
+    return op.surfaceName;
+  return std::string("'") + (*op.infix ? op.infix : op.prefix) + "'";
+}
+
+KinaTensorType MLIRGen::convertType(const TypeSpec &spec) {
+  Type element = spec.elementType == "F32"   ? Type(builder.getF32Type())
+                 : spec.elementType == "I32" ? Type(builder.getI32Type())
+                                             : Type(builder.getI64Type());
+  auto type = KinaTensorType::getChecked(
+      [&] { return error(spec.loc); }, &context, ArrayRef<int64_t>(spec.dims),
+      element,
+      PlacementAttr::get(&context, Placement::host));
+  return type;
+}
+
+OwningOpRef<ModuleOp> MLIRGen::run(const Program &program) {
+  context.getOrLoadDialect<KinaDialect>();
+  context.getOrLoadDialect<func::FuncDialect>();
+  OwningOpRef<ModuleOp> owned =
+      ModuleOp::create(loc(SourceLoc{1, 1}));
+  module = *owned;
+  for (const std::string &name : program.brokenFunctions)
+    brokenFunctions.insert(name);
+  for (const Function &fn : program.functions)
+    declareFunction(fn);
+  for (const Function &fn : program.functions)
+    if (functions.lookup(fn.name).ast == &fn)
+      genFunction(fn);
+  checkRecursion();
+  if (hadError || !program.complete || failed(verify(*owned)))
+    return nullptr;
+  return owned;
+}
+
+void MLIRGen::declareFunction(const Function &fn) {
+  auto [it, inserted] = functions.try_emplace(fn.name);
+  if (!inserted) {
+    error(fn.loc) << "function '" << fn.name << "' is defined twice";
+    return;
+  }
+  if (fn.isMain) {
+    if (mainFunction)
+      error(fn.loc) << "only one function may be @main; '"
+                    << mainFunction->name << "' already is";
+    else
+      mainFunction = &fn;
+    if (!fn.params.empty())
+      error(fn.params.front().loc)
+          << "the @main function takes its inputs as placeholders "
+             "('NAME = placeholder : Tensor[...]'), not as parameters";
+  }
+  SmallVector<Type> inputs;
+  SmallVector<std::string> inputNames;
+  bool ok = true;
+  for (const ::kina::Param &param : fn.params) {
+    KinaTensorType type = convertType(param.type);
+    ok &= bool(type);
+    inputs.push_back(type);
+    inputNames.push_back(param.name);
+  }
+  // The entry's placeholders are its inputs, in order of declaration.
+  for (const Statement &stmt : fn.body) {
+    if (stmt.kind != Statement::Kind::Placeholder || !fn.isMain)
+      continue;
+    KinaTensorType type = convertType(*stmt.ascription);
+    ok &= bool(type);
+    inputs.push_back(type);
+    inputNames.push_back(stmt.name);
+  }
+  KinaTensorType result = convertType(*fn.resultType);
+  if (!ok || !result)
+    return;
+  builder.setInsertionPointToEnd(module.getBody());
+  auto op = func::FuncOp::create(builder, loc(fn.loc), fn.name,
+                                 builder.getFunctionType(inputs, result));
+  for (auto [i, name] : llvm::enumerate(inputNames))
+    op.setArgAttr(i, "kina.name", builder.getStringAttr(name));
+  if (fn.isMain && mainFunction == &fn)
+    op->setAttr("kina.entry", builder.getUnitAttr());
+  it->second = FunctionInfo{&fn, op};
+}
+
+void MLIRGen::genFunction(const Function &fn) {
+  FunctionInfo &info = functions[fn.name];
+  if (!info.op)
+    return;
+  current = &fn;
+  scope.clear();
+  boundAt.clear();
+  nextPlaceholder = fn.params.size();
+  returned = false;
+  Block *entry = info.op.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  for (auto [i, param] : llvm::enumerate(fn.params)) {
+    if (!scope.try_emplace(param.name, entry->getArgument(i)).second)
+      error(param.loc) << "parameter '" << param.name << "' is declared twice";
+    boundAt[param.name] = param.loc;
+  }
+  for (const Statement &stmt : fn.body) {
+    if (returned) {
+      error(stmt.loc) << "statement after the return of '" << fn.name << "'";
+      break;
+    }
+    genStatement(stmt, info);
+  }
+  if (!returned && !fn.hadSyntaxError)
+    error(fn.closeLoc) << "function '" << fn.name
+                       << "' ends without a return statement";
+}
+
+void MLIRGen::genStatement(const Statement &stmt, FunctionInfo &info) {
+  if (stmt.kind == Statement::Kind::Return) {
+    returned = true;
+    if (!stmt.value)
+      return;
+    Value value = genExpr(*stmt.value);
+    if (!value)
+      return;
+    Type expected = info.op.getFunctionType().getResult(0);
+    if (value.getType() != expected) {
+      error(stmt.value->loc)
+          << "return value has type " << formatType(value.getType())
+          << " but '" << current->name << "' returns " << formatType(expected);
+      return;
+    }
+    func::ReturnOp::create(builder, loc(stmt.loc), value);
+    return;
+  }
+
+  auto previous = boundAt.find(stmt.name);
+  if (previous != boundAt.end()) {
+    error(stmt.nameLoc) << "'" << stmt.name << "' is already bound at line "
+                        << previous->second.line << ":"
+                        << previous->second.col
+                        << "; a name is bound once per function";
+    return;
+  }
+  boundAt[stmt.name] = stmt.nameLoc;
+  Value value;
+  if (stmt.kind == Statement::Kind::Placeholder) {
+    if (!current->isMain)
+      error(stmt.loc) << "placeholder '" << stmt.name
+                      << "' declares an input of the @main entry, but '"
+                      << current->name << "' is not @main";
+    else
+      value = info.op.getArgument(nextPlaceholder++);
+  } else if (stmt.value) {
+    value = genExpr(*stmt.value);
+    if (value && stmt.ascription) {
+      auto type = cast<KinaTensorType>(value.getType());
+      bool matches =
+          stmt.ascribesShapeOnly
+              ? type.getShape() == ArrayRef<int64_t>(stmt.ascription->dims)
+              : type == convertType(*stmt.ascription);
+      if (!matches) {
+        error(stmt.ascription->loc)
+            << "'" << stmt.name << "' has type " << formatType(type)
+            << " but is ascribed "
+            << (stmt.ascribesShapeOnly
+                    ? "shape " + formatShape(stmt.ascription->dims)
+                    : "type " + formatType(convertType(*stmt.ascription)));
+        value = nullptr;
+      }
+    }
+  }
+  scope[stmt.name] = value;
+}
+
+Value MLIRGen::genExpr(const Expr &expr) {
+  switch (expr.kind) {
+  case Expr::Kind::Name: {
+    auto it = scope.find(expr.name);
+    if (it == scope.end()) {
+      if (functions.count(expr.name))
+        error(expr.loc) << "'" << expr.name
+                        << "' is a function; call it with arguments";
+      else
+        error(expr.loc) << "unknown name '" << expr.name << "'";
+      return nullptr;
+    }
+    return it->second; // null: already reported where it was bound
+  }
+  case Expr::Kind::Number: {
+    float value = float(expr.number);
+    if (!std::isfinite(value)) {
+      error(expr.loc) << "number " << expr.number
+                      << " is out of range for F32";
+      return nullptr;
+    }
+    auto type = KinaTensorType::get(
+        &context, {}, builder.getF32Type(),
+        PlacementAttr::get(&context, Placement::host));
+    return ConstantOp::create(builder, loc(expr.loc), type,
+                              builder.getF32FloatAttr(value));
+  }
+  case Expr::Kind::Unary: {
+    Value operand = genExpr(*expr.operands[0]);
+    if (!operand)
+      return nullptr;
+    return createOp(*expr.op, expr.loc, operand, {});
+  }
+  case Expr::Kind::Binary:
+    return genBinary(expr);
+  case Expr::Kind::Op: {
+    if (expr.isContextual()) {
+      error(expr.loc) << opDisplayName(*expr.op)
+                      << "(x) takes its target shape from the operator it is "
+                         "an operand of (@ + - * /); elsewhere write "
+                      << expr.op->surfaceName << "[shape=[...]] x";
+      return nullptr;
+    }
+    SmallVector<Value> operands;
+    bool ok = true;
+    for (const auto &operand : expr.operands) {
+      operands.push_back(genExpr(*operand));
+      ok &= bool(operands.back());
+    }
+    SmallVector<NamedAttribute> attrs;
+    if (!ok)
+      return nullptr;
+    return genOp(expr, operands, attrs);
+  }
+  case Expr::Kind::Call:
+    return genCall(expr);
+  }
+  return nullptr;
+}
+
+Value MLIRGen::genBinary(const Expr &expr) {
+  const Expr &lhsExpr = *expr.operands[0];
+  const Expr &rhsExpr = *expr.operands[1];
+  if (lhsExpr.isContextual() && rhsExpr.isContextual()) {
+    error(expr.loc) << "both operands of '" << expr.token
+                    << "' take their shape from the other; give one an "
+                       "explicit shape";
+    return nullptr;
+  }
+  Value lhs, rhs;
+  if (lhsExpr.isContextual()) {
+    rhs = genExpr(rhsExpr);
+    lhs = rhs ? genContextual(lhsExpr, rhs, expr.token) : nullptr;
+  } else {
+    lhs = genExpr(lhsExpr);
+    if (rhsExpr.isContextual())
+      rhs = lhs ? genContextual(rhsExpr, lhs, expr.token) : nullptr;
+    else
+      rhs = genExpr(rhsExpr);
+  }
+  if (!lhs || !rhs)
+    return nullptr;
+  return createOp(*expr.op, expr.loc, {lhs, rhs}, {});
+}
+
+/// `broadcast(x)` as an operand of `token`: the target is the other
+/// operand's shape, or for `@` its batch dims followed by x's last two.
+Value MLIRGen::genContextual(const Expr &expr, Value other, StringRef token) {
+  Value input = genExpr(*expr.operands[0]);
+  if (!input)
+    return nullptr;
+  auto inputType = cast<KinaTensorType>(input.getType());
+  auto otherType = cast<KinaTensorType>(other.getType());
+  SmallVector<int64_t> target;
+  if (token == "@") {
+    if (inputType.getRank() < 2 || otherType.getRank() < 2) {
+      error(expr.loc) << opDisplayName(*expr.op)
+                      << "(x) as an operand of '@' needs x and the other "
+                         "operand of rank >= 2, got "
+                      << formatShape(inputType.getShape()) << " and "
+                      << formatShape(otherType.getShape());
+      return nullptr;
+    }
+    llvm::append_range(target, otherType.getShape().drop_back(2));
+    llvm::append_range(target, inputType.getShape().take_back(2));
+  } else {
+    llvm::append_range(target, otherType.getShape());
+  }
+  SmallVector<NamedAttribute> attrs;
+  for (unsigned i = 0; i < expr.op->numAttrs; ++i)
+    if (!expr.attrs[i])
+      attrs.push_back(builder.getNamedAttr(
+          expr.op->attrs[i].name, builder.getDenseI64ArrayAttr(target)));
+  return genOp(expr, input, attrs);
+}
+
+bool MLIRGen::collectAttrs(const Expr &expr,
+                           SmallVectorImpl<NamedAttribute> &attrs) {
+  for (unsigned i = 0; i < expr.op->numAttrs; ++i) {
+    if (!expr.attrs[i])
+      continue;
+    const ::kina::AttrValue &value = *expr.attrs[i];
+    Attribute attr;
+    switch (value.kind) {
+    case SurfaceAttrKind::Int:
+      attr = builder.getI64IntegerAttr(value.intValue);
+      break;
+    case SurfaceAttrKind::IntList:
+      attr = builder.getDenseI64ArrayAttr(value.listValue);
+      break;
+    case SurfaceAttrKind::Float:
+      attr = builder.getF32FloatAttr(float(value.floatValue));
+      break;
+    }
+    attrs.push_back(builder.getNamedAttr(expr.op->attrs[i].name, attr));
+  }
+  return true;
+}
+
+Value MLIRGen::genOp(const Expr &expr, ValueRange operands,
+                     SmallVectorImpl<NamedAttribute> &attrs) {
+  collectAttrs(expr, attrs);
+  return createOp(*expr.op, expr.loc, operands, attrs);
+}
+
+/// Builds any kina op from its name; its result type comes from the op's
+/// own shape rule, whose diagnostics point at `where`.
+Value MLIRGen::createOp(const SurfaceOp &op, SourceLoc where,
+                        ValueRange operands, ArrayRef<NamedAttribute> attrs) {
+  std::optional<RegisteredOperationName> name =
+      RegisteredOperationName::lookup(op.opName, &context);
+  auto *rule = name ? name->getInterface<InferResultTypeOpInterface>() : nullptr;
+  if (!rule) {
+    error(where) << "internal error: " << op.opName << " has no shape rule";
+    return nullptr;
+  }
+  FailureOr<Type> type = rule->inferResultType(
+      TypeRange(operands), builder.getDictionaryAttr(attrs),
+      [&] { return error(where) << opDisplayName(op) << ": "; });
+  if (failed(type))
+    return nullptr;
+  OperationState state(loc(where), *name);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  state.addTypes(*type);
+  return builder.create(state)->getResult(0);
+}
+
+Value MLIRGen::genCall(const Expr &expr) {
+  auto it = functions.find(expr.name);
+  if (it == functions.end()) {
+    if (!brokenFunctions.contains(expr.name))
+      error(expr.loc) << "unknown function '" << expr.name << "'";
+    return nullptr;
+  }
+  func::FuncOp callee = it->second.op;
+  const Function *calleeAst = it->second.ast;
+  SmallVector<Value> args;
+  bool ok = true;
+  for (const auto &arg : expr.operands) {
+    args.push_back(genExpr(*arg));
+    ok &= bool(args.back());
+  }
+  if (!callee || !ok)
+    return nullptr;
+  if (calleeAst->isMain) {
+    error(expr.loc) << "the @main function '" << expr.name
+                    << "' cannot be called";
+    return nullptr;
+  }
+  callGraph[current->name].push_back({expr.name, expr.loc});
+  FunctionType type = callee.getFunctionType();
+  if (args.size() != type.getNumInputs()) {
+    error(expr.loc) << "'" << expr.name << "' takes " << type.getNumInputs()
+                    << " argument(s), got " << args.size();
+    return nullptr;
+  }
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    if (arg.getType() == type.getInput(i))
+      continue;
+    error(expr.operands[i]->loc)
+        << "argument " << i + 1 << " of '" << expr.name << "' has type "
+        << formatType(arg.getType()) << " but parameter '"
+        << calleeAst->params[i].name << "' is "
+        << formatType(type.getInput(i));
+    return nullptr;
+  }
+  return func::CallOp::create(builder, loc(expr.loc), callee, args)
+      .getResult(0);
+}
+
+/// Functions may call each other in any order, but not recursively.
+void MLIRGen::checkRecursion() {
+  enum class State { Unvisited, Active, Done };
+  llvm::StringMap<State> state;
+  std::function<void(StringRef)> visit = [&](StringRef name) {
+    state[name] = State::Active;
+    for (auto &[callee, where] : callGraph.lookup(name)) {
+      State s = state.lookup(callee);
+      if (s == State::Active)
+        error(where) << "recursive call of '" << callee
+                     << "' is not supported";
+      else if (s == State::Unvisited)
+        visit(callee);
+    }
+    state[name] = State::Done;
+  };
+  for (auto &entry : functions)
+    if (state.lookup(entry.getKey()) == State::Unvisited)
+      visit(entry.getKey());
+}
+
+namespace kina {
+OwningOpRef<ModuleOp> mlirGen(MLIRContext &context, const Program &program,
+                              StringRef filename) {
+  return MLIRGen(context, filename).run(program);
+}
+} // namespace kina

@@ -1,0 +1,724 @@
+//===- Parser.cpp - `.kina` source to AST ---------------------------------===//
+//
+// Recursive descent over the grammar of language.md. Ops are recognised
+// through the generated surface table (SurfaceOps.h), so the parser knows
+// no op by name. On a syntax error the parser skips to the end of the
+// statement (or function) and goes on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Frontend/Parser.h"
+
+#include "Kina/Frontend/Lexer.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+#include <cstdlib>
+
+using namespace kina;
+
+namespace {
+/// Thrown-free error signalling: a failed parse returns null / false after
+/// reporting once.
+class Parser {
+public:
+  Parser(std::vector<Token> tokens, DiagnosticList &diags)
+      : tokens(std::move(tokens)), diags(diags) {}
+
+  Program parseProgram();
+
+private:
+  // Tokens.
+  const Token &tok() const { return tokens[index]; }
+  const Token &peekTok(size_t ahead = 1) const {
+    return tokens[std::min(index + ahead, tokens.size() - 1)];
+  }
+  void consume() {
+    if (!tok().is(TokenKind::Eof))
+      ++index;
+  }
+  bool consumeIf(TokenKind kind) {
+    if (!tok().is(kind))
+      return false;
+    consume();
+    return true;
+  }
+  void skipNewlines() {
+    while (tok().is(TokenKind::Newline))
+      consume();
+  }
+
+  // Errors.
+  bool error(SourceLoc loc, std::string message) {
+    diags.push_back({loc, std::move(message)});
+    return false;
+  }
+  /// Reports `expected X` at the current token (quietly when the lexer has
+  /// already reported it).
+  bool expected(const std::string &what) {
+    if (tok().is(TokenKind::Error))
+      return false;
+    return error(tok().loc, "expected " + what + ", found " + describe(tok()));
+  }
+  bool expect(TokenKind kind, const std::string &what) {
+    if (consumeIf(kind))
+      return true;
+    return expected(what);
+  }
+  /// `what` closing a bracket opened at `open`, naming where it opened.
+  bool expectClose(TokenKind kind, const char *what, SourceLoc open) {
+    if (consumeIf(kind))
+      return true;
+    if (tok().is(TokenKind::Eof) || tok().is(TokenKind::Newline) ||
+        tok().is(TokenKind::RBrace))
+      return error(open, std::string("unterminated bracket: missing '") +
+                             what + "' for the one opened here");
+    return expected(std::string("'") + what + "' to close the bracket at " +
+                    std::to_string(open.line) + ":" +
+                    std::to_string(open.col));
+  }
+  static std::string describe(const Token &token);
+  void skipStatement();
+  void skipFunction();
+
+  // Grammar.
+  bool parseFunction(Program &program);
+  bool parseType(TypeSpec &type);
+  bool parseDims(std::vector<int64_t> &dims);
+  bool parseInteger(int64_t &value);
+  bool parseStatement(Function &fn);
+  ExprPtr parseExpr();
+  ExprPtr parseBinary(int level);
+  ExprPtr parseUnary();
+  ExprPtr parsePostfix();
+  ExprPtr parseAtom();
+  ExprPtr parseAttrForm(const SurfaceOp &op, SourceLoc loc);
+  ExprPtr parseCallForm(const SurfaceOp &op, SourceLoc loc, ExprPtr receiver);
+  bool parseAttrValue(const SurfaceAttr &attr, AttrValue &value);
+  bool finishOp(Expr &expr);
+  bool checkBindable(const Token &name, const char *what);
+
+  std::vector<Token> tokens;
+  size_t index = 0;
+  DiagnosticList &diags;
+  unsigned depth = 0; // expression nesting, bounded against stack overflow
+};
+
+/// Bounds recursion so that deeply nested input is an error, not a crash.
+class DepthGuard {
+public:
+  DepthGuard(unsigned &depth) : depth(depth) { ++depth; }
+  ~DepthGuard() { --depth; }
+  bool tooDeep() const { return depth > kMaxDepth; }
+  static constexpr unsigned kMaxDepth = 256;
+
+private:
+  unsigned &depth;
+};
+} // namespace
+
+static bool isKeyword(llvm::StringRef word) {
+  return word == "fn" || word == "return" || word == "Tensor" ||
+         word == "placeholder" || word == "F32" || word == "I32" ||
+         word == "I64" || lookupSurfaceOp(word) != nullptr;
+}
+
+std::string Parser::describe(const Token &token) {
+  switch (token.kind) {
+  case TokenKind::Eof:
+    return "end of file";
+  case TokenKind::Newline:
+    return "end of line";
+  default:
+    return "'" + token.text + "'";
+  }
+}
+
+void Parser::skipStatement() {
+  while (!tok().is(TokenKind::Newline) && !tok().is(TokenKind::RBrace) &&
+         !tok().is(TokenKind::Eof))
+    consume();
+}
+
+void Parser::skipFunction() {
+  // Resume at the next `fn` or `@main` that starts a line.
+  while (!tok().is(TokenKind::Eof)) {
+    if (tok().is(TokenKind::Newline) &&
+        (peekTok().isIdentifier("fn") ||
+         (peekTok().is(TokenKind::AtWord) && peekTok().text == "@main"))) {
+      consume();
+      return;
+    }
+    consume();
+  }
+}
+
+bool Parser::checkBindable(const Token &name, const char *what) {
+  if (!name.is(TokenKind::Identifier))
+    return expected(std::string("a name for the ") + what);
+  if (isKeyword(name.text))
+    return error(name.loc, "'" + name.text +
+                               "' is reserved and cannot name a " + what);
+  return true;
+}
+
+Program Parser::parseProgram() {
+  Program program;
+  while (true) {
+    skipNewlines();
+    if (tok().is(TokenKind::Eof))
+      return program;
+    if (!parseFunction(program))
+      skipFunction();
+  }
+}
+
+bool Parser::parseInteger(int64_t &value) {
+  SourceLoc loc = tok().loc;
+  bool negative = consumeIf(TokenKind::Minus);
+  if (!tok().is(TokenKind::Integer))
+    return expected("an integer");
+  llvm::StringRef text = tok().text;
+  uint64_t magnitude;
+  if (text.getAsInteger(10, magnitude) ||
+      magnitude > uint64_t(INT64_MAX) + (negative ? 1 : 0))
+    return error(loc, "integer " + std::string(negative ? "-" : "") +
+                          text.str() + " does not fit in 64 bits");
+  value = negative ? int64_t(0 - magnitude) : int64_t(magnitude);
+  consume();
+  return true;
+}
+
+bool Parser::parseDims(std::vector<int64_t> &dims) {
+  SourceLoc open = tok().loc;
+  if (!expect(TokenKind::LBracket, "'[' to start a shape"))
+    return false;
+  if (consumeIf(TokenKind::RBracket))
+    return true;
+  do {
+    int64_t dim;
+    if (!parseInteger(dim))
+      return false;
+    dims.push_back(dim);
+  } while (consumeIf(TokenKind::Comma));
+  return expectClose(TokenKind::RBracket, "]", open);
+}
+
+bool Parser::parseType(TypeSpec &type) {
+  type.loc = tok().loc;
+  if (!tok().isIdentifier("Tensor"))
+    return expected("a type 'Tensor[...]'");
+  consume();
+  SourceLoc open = tok().loc;
+  if (!expect(TokenKind::LBracket, "'[' after Tensor"))
+    return false;
+  if (!tok().isIdentifier("F32") && !tok().isIdentifier("I32") &&
+      !tok().isIdentifier("I64"))
+    return expected("an element type F32, I32 or I64");
+  type.elementType = tok().text;
+  consume();
+  if (!expect(TokenKind::Comma, "','") || !parseDims(type.dims) ||
+      !expect(TokenKind::Comma, "','"))
+    return false;
+  if (!tok().is(TokenKind::AtWord) || tok().text != "@host")
+    return expected("a placement (@host)");
+  type.placement = tok().text.substr(1);
+  consume();
+  return expectClose(TokenKind::RBracket, "]", open);
+}
+
+bool Parser::parseFunction(Program &program) {
+  Function fn;
+  if (tok().is(TokenKind::AtWord) && tok().text == "@main") {
+    fn.isMain = true;
+    consume();
+    skipNewlines();
+  }
+  fn.loc = tok().loc;
+  if (!tok().isIdentifier("fn"))
+    return expected("'fn' to start a function");
+  consume();
+  Token nameTok = tok();
+  if (!checkBindable(nameTok, "function"))
+    return false;
+  consume();
+  fn.name = nameTok.text;
+  fn.loc = nameTok.loc;
+  auto broken = [&]() {
+    program.brokenFunctions.push_back(fn.name);
+    return false;
+  };
+
+  SourceLoc open = tok().loc;
+  if (!expect(TokenKind::LParen, "'(' after the function name"))
+    return broken();
+  if (!tok().is(TokenKind::RParen)) {
+    do {
+      Param param;
+      Token paramTok = tok();
+      if (!checkBindable(paramTok, "parameter"))
+        return broken();
+      consume();
+      param.name = paramTok.text;
+      param.loc = paramTok.loc;
+      if (!expect(TokenKind::Colon, "':' after the parameter name") ||
+          !parseType(param.type))
+        return broken();
+      fn.params.push_back(std::move(param));
+    } while (consumeIf(TokenKind::Comma));
+  }
+  if (!expectClose(TokenKind::RParen, ")", open) ||
+      !expect(TokenKind::Arrow, "'->' and the result type"))
+    return broken();
+  TypeSpec result;
+  if (!parseType(result))
+    return broken();
+  fn.resultType = std::move(result);
+  SourceLoc bodyOpen = tok().loc;
+  if (!expect(TokenKind::LBrace, "'{' to start the function body"))
+    return broken();
+
+  while (true) {
+    skipNewlines();
+    if (tok().is(TokenKind::RBrace)) {
+      fn.closeLoc = tok().loc;
+      consume();
+      break;
+    }
+    if (tok().is(TokenKind::Eof)) {
+      error(bodyOpen, "unterminated function body: missing '}' for the one "
+                      "opened here");
+      fn.closeLoc = tok().loc;
+      fn.hadSyntaxError = true;
+      break;
+    }
+    size_t errorsBefore = diags.size();
+    bool parsed = parseStatement(fn);
+    if (!parsed) {
+      skipStatement();
+    } else if (!tok().is(TokenKind::Newline) && !tok().is(TokenKind::RBrace) &&
+               !tok().is(TokenKind::Eof)) {
+      expected("the end of the statement");
+      skipStatement();
+    }
+    fn.hadSyntaxError |= !parsed || diags.size() != errorsBefore;
+  }
+  program.functions.push_back(std::move(fn));
+  return true;
+}
+
+bool Parser::parseStatement(Function &fn) {
+  Statement stmt;
+  stmt.loc = tok().loc;
+  if (tok().isIdentifier("return")) {
+    stmt.kind = Statement::Kind::Return;
+    consume();
+    stmt.value = parseExpr();
+    bool ok = stmt.value != nullptr;
+    fn.body.push_back(std::move(stmt));
+    return ok;
+  }
+  if (!tok().is(TokenKind::Identifier) || !peekTok().is(TokenKind::Equal))
+    return expected("a statement 'NAME = expression' or 'return expression'");
+  Token nameTok = tok();
+  stmt.name = nameTok.text;
+  stmt.nameLoc = nameTok.loc;
+  stmt.kind = Statement::Kind::Bind;
+  // Record the binding even when the rest fails, so that later uses of the
+  // name are not reported again as unknown.
+  auto keep = [&](bool ok) {
+    if (!ok)
+      stmt.value = nullptr;
+    fn.body.push_back(std::move(stmt));
+    return ok;
+  };
+  if (!checkBindable(nameTok, "variable"))
+    return false;
+  consume(); // name
+  consume(); // =
+  if (tok().isIdentifier("placeholder")) {
+    stmt.kind = Statement::Kind::Placeholder;
+    consume();
+    TypeSpec type;
+    if (!expect(TokenKind::Colon, "': Tensor[...]' after placeholder") ||
+        !parseType(type))
+      return keep(false);
+    stmt.ascription = std::move(type);
+    return keep(true);
+  }
+  stmt.value = parseExpr();
+  if (!stmt.value)
+    return keep(false);
+  if (consumeIf(TokenKind::Colon)) {
+    TypeSpec type;
+    type.loc = tok().loc;
+    if (tok().is(TokenKind::LBracket)) {
+      stmt.ascribesShapeOnly = true;
+      if (!parseDims(type.dims))
+        return keep(false);
+    } else if (!parseType(type)) {
+      return keep(false);
+    }
+    stmt.ascription = std::move(type);
+  }
+  return keep(true);
+}
+
+ExprPtr Parser::parseExpr() {
+  DepthGuard guard(depth);
+  if (guard.tooDeep()) {
+    error(tok().loc, "expression is nested too deeply (more than " +
+                         std::to_string(DepthGuard::kMaxDepth) + " levels)");
+    return nullptr;
+  }
+  return parseBinary(0);
+}
+
+/// Binary levels, loosest first: `+ -`, `* /`, `@`; all left-associative.
+ExprPtr Parser::parseBinary(int level) {
+  static const TokenKind levels[3][2] = {
+      {TokenKind::Plus, TokenKind::Minus},
+      {TokenKind::Star, TokenKind::Slash},
+      {TokenKind::At, TokenKind::At}};
+  auto operand = [&]() {
+    return level == 2 ? parseUnary() : parseBinary(level + 1);
+  };
+  ExprPtr lhs = operand();
+  while (lhs && (tok().is(levels[level][0]) || tok().is(levels[level][1]))) {
+    Token opTok = tok();
+    consume();
+    skipNewlines();
+    ExprPtr rhs = operand();
+    if (!rhs)
+      return nullptr;
+    auto binary = std::make_unique<Expr>(Expr::Kind::Binary, opTok.loc);
+    binary->token = opTok.text;
+    binary->op = lookupInfixOp(opTok.text);
+    if (!binary->op) {
+      error(opTok.loc, "no op implements '" + opTok.text + "'");
+      return nullptr;
+    }
+    binary->operands.push_back(std::move(lhs));
+    binary->operands.push_back(std::move(rhs));
+    lhs = std::move(binary);
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseUnary() {
+  if (!tok().is(TokenKind::Minus))
+    return parsePostfix();
+  DepthGuard guard(depth);
+  if (guard.tooDeep()) {
+    error(tok().loc, "expression is nested too deeply (more than " +
+                         std::to_string(DepthGuard::kMaxDepth) + " levels)");
+    return nullptr;
+  }
+  Token minus = tok();
+  consume();
+  // `-3` and `-1e9` are literals, not negations.
+  if ((tok().is(TokenKind::Integer) || tok().is(TokenKind::Float)) &&
+      !peekTok().is(TokenKind::Dot)) {
+    ExprPtr number = parseAtom();
+    if (number)
+      number->number = -number->number, number->loc = minus.loc;
+    return number;
+  }
+  ExprPtr operand = parseUnary();
+  if (!operand)
+    return nullptr;
+  auto unary = std::make_unique<Expr>(Expr::Kind::Unary, minus.loc);
+  unary->token = "-";
+  unary->op = lookupPrefixOp("-");
+  unary->operands.push_back(std::move(operand));
+  return unary;
+}
+
+ExprPtr Parser::parsePostfix() {
+  ExprPtr expr = parseAtom();
+  while (expr && tok().is(TokenKind::Dot)) {
+    consume();
+    Token method = tok();
+    const SurfaceOp *op = method.is(TokenKind::Identifier)
+                              ? lookupSurfaceOp(method.text)
+                              : nullptr;
+    if (!op || !op->accepts(FormMETHOD)) {
+      if (method.is(TokenKind::Identifier))
+        error(method.loc, "'" + method.text + "' cannot be called as a method");
+      else
+        expected("a method name");
+      return nullptr;
+    }
+    consume();
+    expr = parseCallForm(*op, method.loc, std::move(expr));
+  }
+  return expr;
+}
+
+ExprPtr Parser::parseAtom() {
+  Token first = tok();
+  switch (first.kind) {
+  case TokenKind::Integer:
+  case TokenKind::Float: {
+    consume();
+    auto number = std::make_unique<Expr>(Expr::Kind::Number, first.loc);
+    number->number = std::strtod(first.text.c_str(), nullptr);
+    if (!std::isfinite(number->number)) {
+      error(first.loc, "number " + first.text + " is out of range for F32");
+      return nullptr;
+    }
+    return number;
+  }
+  case TokenKind::LParen: {
+    consume();
+    ExprPtr inner = parseExpr();
+    if (!inner || !expectClose(TokenKind::RParen, ")", first.loc))
+      return nullptr;
+    return inner;
+  }
+  case TokenKind::Identifier:
+    break;
+  default:
+    expected("an expression");
+    return nullptr;
+  }
+  consume();
+  if (const SurfaceOp *op = lookupSurfaceOp(first.text)) {
+    if (tok().is(TokenKind::LParen) && op->accepts(FormCALL))
+      return parseCallForm(*op, first.loc, nullptr);
+    if (op->accepts(FormATTR) && !tok().is(TokenKind::LParen))
+      return parseAttrForm(*op, first.loc);
+    std::string forms;
+    if (op->accepts(FormATTR))
+      forms += " '" + first.text + "[...] operands'";
+    if (op->accepts(FormCALL))
+      forms += " '" + first.text + "(...)'";
+    if (op->accepts(FormMETHOD))
+      forms += " 'x." + first.text + "(...)'";
+    error(first.loc, "'" + first.text + "' is written as" + forms);
+    return nullptr;
+  }
+  if (isKeyword(first.text)) {
+    error(first.loc, "'" + first.text + "' cannot start an expression");
+    return nullptr;
+  }
+  if (!tok().is(TokenKind::LParen)) {
+    auto name = std::make_unique<Expr>(Expr::Kind::Name, first.loc);
+    name->name = first.text;
+    return name;
+  }
+  // A call of a `fn`.
+  SourceLoc open = tok().loc;
+  consume();
+  auto call = std::make_unique<Expr>(Expr::Kind::Call, first.loc);
+  call->name = first.text;
+  if (!tok().is(TokenKind::RParen)) {
+    do {
+      skipNewlines();
+      ExprPtr arg = parseExpr();
+      if (!arg)
+        return nullptr;
+      call->operands.push_back(std::move(arg));
+    } while (consumeIf(TokenKind::Comma));
+  }
+  if (!expectClose(TokenKind::RParen, ")", open))
+    return nullptr;
+  return call;
+}
+
+bool Parser::parseAttrValue(const SurfaceAttr &attr, AttrValue &value) {
+  value.loc = tok().loc;
+  value.kind = attr.kind;
+  switch (attr.kind) {
+  case SurfaceAttrKind::Int:
+    if (tok().is(TokenKind::Float) ||
+        (tok().is(TokenKind::Minus) && peekTok().is(TokenKind::Float)))
+      return error(value.loc, std::string("attribute '") + attr.name +
+                                  "' takes an integer");
+    return parseInteger(value.intValue);
+  case SurfaceAttrKind::IntList:
+    if (!tok().is(TokenKind::LBracket))
+      return error(value.loc, std::string("attribute '") + attr.name +
+                                  "' takes a list of integers '[...]'");
+    return parseDims(value.listValue);
+  case SurfaceAttrKind::Float: {
+    bool negative = consumeIf(TokenKind::Minus);
+    if (!tok().is(TokenKind::Integer) && !tok().is(TokenKind::Float))
+      return expected("a number");
+    value.floatValue = std::strtod(tok().text.c_str(), nullptr);
+    if (negative)
+      value.floatValue = -value.floatValue;
+    consume();
+    return true;
+  }
+  }
+  return false;
+}
+
+ExprPtr Parser::parseAttrForm(const SurfaceOp &op, SourceLoc loc) {
+  auto expr = std::make_unique<Expr>(Expr::Kind::Op, loc);
+  expr->op = &op;
+  expr->attrs.resize(op.numAttrs);
+  if (tok().is(TokenKind::LBracket)) {
+    SourceLoc open = tok().loc;
+    consume();
+    if (!tok().is(TokenKind::RBracket)) {
+      do {
+        Token attrName = tok();
+        if (!attrName.is(TokenKind::Identifier) ||
+            !peekTok().is(TokenKind::Equal)) {
+          expected("an attribute 'name=value'");
+          return nullptr;
+        }
+        const SurfaceAttr *attr = op.findAttr(attrName.text);
+        if (!attr) {
+          std::vector<std::string> names;
+          for (unsigned i = 0; i < op.numAttrs; ++i)
+            names.push_back(op.attrs[i].name);
+          error(attrName.loc, std::string("'") + op.surfaceName +
+                                  "' has no attribute '" + attrName.text +
+                                  "' (it has: " + llvm::join(names, ", ") +
+                                  ")");
+          return nullptr;
+        }
+        consume();
+        consume();
+        auto &slot = expr->attrs[attr - op.attrs];
+        if (slot) {
+          error(attrName.loc, "attribute '" + attrName.text +
+                                  "' is given twice");
+          return nullptr;
+        }
+        AttrValue value;
+        if (!parseAttrValue(*attr, value))
+          return nullptr;
+        slot = std::move(value);
+      } while (consumeIf(TokenKind::Comma));
+    }
+    if (!expectClose(TokenKind::RBracket, "]", open))
+      return nullptr;
+  }
+  // Operands: names, literals or parenthesised expressions, up to the end
+  // of what can be an operand.
+  while (tok().is(TokenKind::Identifier) || tok().is(TokenKind::LParen) ||
+         tok().is(TokenKind::Integer) || tok().is(TokenKind::Float)) {
+    if (tok().is(TokenKind::Identifier) && isKeyword(tok().text)) {
+      error(tok().loc, "an operand of '" + std::string(op.surfaceName) +
+                           "[...]' is a name or a parenthesised "
+                           "expression; put '" +
+                           tok().text + "' in parentheses");
+      return nullptr;
+    }
+    ExprPtr operand;
+    if (tok().is(TokenKind::Identifier)) {
+      operand = std::make_unique<Expr>(Expr::Kind::Name, tok().loc);
+      operand->name = tok().text;
+      consume();
+    } else {
+      operand = parseAtom();
+    }
+    if (!operand)
+      return nullptr;
+    expr->operands.push_back(std::move(operand));
+  }
+  return finishOp(*expr) ? std::move(expr) : nullptr;
+}
+
+ExprPtr Parser::parseCallForm(const SurfaceOp &op, SourceLoc loc,
+                              ExprPtr receiver) {
+  auto expr = std::make_unique<Expr>(Expr::Kind::Op, loc);
+  expr->op = &op;
+  expr->attrs.resize(op.numAttrs);
+  if (receiver)
+    expr->operands.push_back(std::move(receiver));
+  SourceLoc open = tok().loc;
+  if (!expect(TokenKind::LParen, "'('"))
+    return nullptr;
+  unsigned positionalAttrs = 0;
+  bool sawKeyword = false;
+  if (!tok().is(TokenKind::RParen)) {
+    do {
+      skipNewlines();
+      // `name=value` names an attribute.
+      if (tok().is(TokenKind::Identifier) && peekTok().is(TokenKind::Equal)) {
+        Token attrName = tok();
+        const SurfaceAttr *attr = op.findAttr(attrName.text);
+        if (!attr) {
+          error(attrName.loc, std::string("'") + op.surfaceName +
+                                  "' has no attribute '" + attrName.text +
+                                  "'");
+          return nullptr;
+        }
+        consume();
+        consume();
+        auto &slot = expr->attrs[attr - op.attrs];
+        if (slot) {
+          error(attrName.loc, "attribute '" + attrName.text +
+                                  "' is given twice");
+          return nullptr;
+        }
+        AttrValue value;
+        if (!parseAttrValue(*attr, value))
+          return nullptr;
+        slot = std::move(value);
+        sawKeyword = true;
+        continue;
+      }
+      if (sawKeyword) {
+        error(tok().loc, "positional arguments must come before 'name=value' "
+                         "attributes");
+        return nullptr;
+      }
+      // Positional: operands first, then attributes in declaration order.
+      if (op.variadic || expr->operands.size() < op.numOperands) {
+        ExprPtr operand = parseExpr();
+        if (!operand)
+          return nullptr;
+        expr->operands.push_back(std::move(operand));
+        continue;
+      }
+      if (positionalAttrs >= op.numAttrs) {
+        error(tok().loc, std::string("too many arguments for '") +
+                             op.surfaceName + "'");
+        return nullptr;
+      }
+      AttrValue value;
+      if (!parseAttrValue(op.attrs[positionalAttrs], value))
+        return nullptr;
+      expr->attrs[positionalAttrs++] = std::move(value);
+    } while (consumeIf(TokenKind::Comma));
+  }
+  if (!expectClose(TokenKind::RParen, ")", open))
+    return nullptr;
+  return finishOp(*expr) ? std::move(expr) : nullptr;
+}
+
+/// Checks operand and attribute counts of a parsed op.
+bool Parser::finishOp(Expr &expr) {
+  const SurfaceOp &op = *expr.op;
+  size_t count = expr.operands.size();
+  if (op.variadic ? count == 0 : count != op.numOperands)
+    return error(expr.loc, std::string("'") + op.surfaceName + "' takes " +
+                               (op.variadic ? std::string("one or more")
+                                            : std::to_string(op.numOperands)) +
+                               " operand(s), got " + std::to_string(count));
+  for (unsigned i = 0; i < op.numAttrs; ++i)
+    if (!expr.attrs[i] && !op.contextual)
+      return error(expr.loc, std::string("'") + op.surfaceName +
+                                 "' needs the attribute '" + op.attrs[i].name +
+                                 "'");
+  return true;
+}
+
+bool Expr::isContextual() const {
+  return kind == Kind::Op && op->contextual &&
+         llvm::any_of(attrs, [](const auto &a) { return !a.has_value(); });
+}
+
+Program kina::parseProgram(llvm::StringRef source, DiagnosticList &diags) {
+  Program program = Parser(lex(source, diags), diags).parseProgram();
+  program.complete = diags.empty();
+  return program;
+}
