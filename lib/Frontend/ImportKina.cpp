@@ -24,16 +24,48 @@ OwningOpRef<ModuleOp> importKina(llvm::SourceMgr &sourceMgr,
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   StringRef filename = buffer->getBufferIdentifier();
-  DiagnosticList diags;
-  Program program = parseProgram(buffer->getBuffer(), diags);
-  for (const FrontendDiagnostic &diag : diags)
-    emitError(FileLineColLoc::get(&context, filename, diag.loc.line,
-                                  diag.loc.col))
-        << diag.message;
-  // Type errors in the statements that did parse are worth reporting too;
-  // MLIRGen skips what failed to parse without cascading.
-  OwningOpRef<ModuleOp> module = mlirGen(context, program, filename);
-  if (!diags.empty())
+
+  // Hold back every diagnostic of both phases, to report them in source
+  // order rather than syntax errors first.
+  struct Held {
+    Location loc;
+    DiagnosticSeverity severity;
+    std::string message;
+  };
+  std::vector<Held> held;
+  OwningOpRef<ModuleOp> module;
+  {
+    ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+      held.push_back({diag.getLocation(), diag.getSeverity(), diag.str()});
+      return success();
+    });
+    DiagnosticList diags;
+    Program program = parseProgram(buffer->getBuffer(), diags);
+    for (const FrontendDiagnostic &diag : diags)
+      emitError(FileLineColLoc::get(&context, filename, diag.loc.line,
+                                    diag.loc.col))
+          << diag.message;
+    // Type errors in the statements that did parse are worth reporting
+    // too; MLIRGen skips what failed to parse without cascading.
+    module = mlirGen(context, program, filename);
+  }
+  auto position = [](Location loc) {
+    auto fileLoc = dyn_cast<FileLineColLoc>(loc);
+    return fileLoc ? std::make_pair(fileLoc.getLine(), fileLoc.getColumn())
+                   : std::make_pair(0u, 0u);
+  };
+  // Sort indices, so that diagnostics at one position keep their order.
+  std::vector<size_t> order(held.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  llvm::sort(order, [&](size_t a, size_t b) {
+    return std::make_pair(position(held[a].loc), a) <
+           std::make_pair(position(held[b].loc), b);
+  });
+  for (size_t i : order)
+    context.getDiagEngine().emit(held[i].loc, held[i].severity)
+        << held[i].message;
+  if (!held.empty())
     return nullptr;
   return module;
 }

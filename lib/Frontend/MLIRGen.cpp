@@ -70,7 +70,7 @@ private:
   void declareFunction(const Function &fn);
   void genFunction(const Function &fn);
   void genStatement(const Statement &stmt, FunctionInfo &info);
-  void checkRecursion();
+  void checkRecursion(const Program &program);
 
   Value genExpr(const Expr &expr);
   Value genBinary(const Expr &expr);
@@ -132,7 +132,7 @@ OwningOpRef<ModuleOp> MLIRGen::run(const Program &program) {
   for (const Function &fn : program.functions)
     if (functions.lookup(fn.name).ast == &fn)
       genFunction(fn);
-  checkRecursion();
+  checkRecursion(program);
   if (hadError || !program.complete || failed(verify(*owned)))
     return nullptr;
   return owned;
@@ -484,7 +484,7 @@ Value MLIRGen::genCall(const Expr &expr) {
 }
 
 /// Functions may call each other in any order, but not recursively.
-void MLIRGen::checkRecursion() {
+void MLIRGen::checkRecursion(const Program &program) {
   enum class State { Unvisited, Active, Done };
   llvm::StringMap<State> state;
   std::function<void(StringRef)> visit = [&](StringRef name) {
@@ -499,9 +499,9 @@ void MLIRGen::checkRecursion() {
     }
     state[name] = State::Done;
   };
-  for (auto &entry : functions)
-    if (state.lookup(entry.getKey()) == State::Unvisited)
-      visit(entry.getKey());
+  for (const Function &fn : program.functions)
+    if (state.lookup(fn.name) == State::Unvisited)
+      visit(fn.name);
 }
 
 namespace kina {
