@@ -1,7 +1,10 @@
 //===- InitAll.cpp - Register everything Kina adds to MLIR ----------------===//
 #include "Kina/InitAll.h"
 
+#include "Kina/Conversion/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
+#include "Kina/Target/SharedObject.h"
+#include "Kina/Transforms/Passes.h"
 #include "Kina/Frontend/MLIRGen.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -10,6 +13,13 @@ void kina::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::kina::KinaDialect>();
 }
 
-void kina::registerAllPasses() {}
+void kina::registerAllPasses() {
+  mlir::kina::registerKinaConversionPasses();
+  mlir::kina::registerKinaTransformsPasses();
+  mlir::kina::registerKinaPipelines();
+}
 
-void kina::registerAllTranslations() { registerImportKinaTranslation(); }
+void kina::registerAllTranslations() {
+  registerImportKinaTranslation();
+  mlir::kina::registerKinaToSharedObjectTranslation();
+}

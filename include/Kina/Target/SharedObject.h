@@ -1,0 +1,34 @@
+//===- SharedObject.h - kina module to a shared object ----------*- C++ -*-===//
+#ifndef KINA_TARGET_SHAREDOBJECT_H
+#define KINA_TARGET_SHAREDOBJECT_H
+
+#include "Kina/Target/Signature.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::kina {
+
+/// The IR of each stage, for readers (`m.ir(stage)` in Python).
+struct CompileArtifacts {
+  std::string kinaIR;   // the verified kina module
+  std::string linalgIR; // after --kina-to-linalg
+  std::string llvmIR;   // optimized LLVM IR, with the C ABI wrappers
+  ModuleSignature signature;
+};
+
+/// Compiles a kina module (it is not modified) to a shared object at
+/// `path` that exports the C ABI of interfaces.md and needs only libc and
+/// libm. Code is generated for the host CPU. On failure, diagnostics name
+/// the location and the stage, and no file is left at `path`.
+LogicalResult compileToSharedObject(ModuleOp module, llvm::StringRef path,
+                                    CompileArtifacts *artifacts = nullptr);
+
+/// Registers `--kina-to-so` (a .kina or kina .mlir input; `--emit-header`
+/// also writes the C header beside the output).
+void registerKinaToSharedObjectTranslation();
+
+} // namespace mlir::kina
+
+#endif // KINA_TARGET_SHAREDOBJECT_H

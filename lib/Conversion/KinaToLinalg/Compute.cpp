@@ -1,0 +1,243 @@
+//===- Compute.cpp - constant, matmul, softmax, elementwise ---------------===//
+//
+// Matmul of any rank is a linalg (batch) matmul with the batch dims
+// collapsed into one; softmax is the max-subtracted form written as
+// reductions and generics; integer division is total (x / 0 = 0).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "Kina/Conversion/KinaToLinalg.h"
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kina;
+using namespace mlir::kina::detail;
+
+namespace {
+
+template <typename Op>
+struct KinaPattern : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  RankedTensorType resultType(Op op) const {
+    return this->getTypeConverter()->template convertType<RankedTensorType>(
+        op.getType());
+  }
+};
+
+struct ConstantLowering : KinaPattern<ConstantOp> {
+  using KinaPattern::KinaPattern;
+  LogicalResult
+  matchAndRewrite(ConstantOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, DenseElementsAttr::get(resultType(op), op.getValueAttr()));
+    return success();
+  }
+};
+
+struct MatmulLowering : KinaPattern<MatmulOp> {
+  using KinaPattern::KinaPattern;
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = resultType(op);
+    int64_t rank = type.getRank();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    auto zeroed = [&](RankedTensorType t) {
+      return filledTensor(rewriter, loc, t,
+                          rewriter.getZeroAttr(t.getElementType()));
+    };
+    if (rank == 2) {
+      rewriter.replaceOp(op, linalg::MatmulOp::create(
+                                 rewriter, loc, TypeRange{type},
+                                 ValueRange{lhs, rhs}, ValueRange{zeroed(type)})
+                                 .getResult(0));
+      return success();
+    }
+    // [b..., M, K] @ [b..., K, N]: one batch dim for linalg.batch_matmul.
+    auto groups = collapseLeading(rank, 2);
+    auto collapse = [&](Value v) -> Value {
+      return rank == 3 ? v
+                       : Value(tensor::CollapseShapeOp::create(rewriter, loc,
+                                                               v, groups));
+    };
+    Value lhs3 = collapse(lhs), rhs3 = collapse(rhs);
+    auto lhs3Type = cast<RankedTensorType>(lhs3.getType());
+    auto rhs3Type = cast<RankedTensorType>(rhs3.getType());
+    auto type3 = RankedTensorType::get(
+        {lhs3Type.getDimSize(0), lhs3Type.getDimSize(1),
+         rhs3Type.getDimSize(2)},
+        type.getElementType());
+    Value product = linalg::BatchMatmulOp::create(
+                        rewriter, loc, TypeRange{type3},
+                        ValueRange{lhs3, rhs3}, ValueRange{zeroed(type3)})
+                        .getResult(0);
+    if (rank > 3)
+      product =
+          tensor::ExpandShapeOp::create(rewriter, loc, type, product, groups);
+    rewriter.replaceOp(op, product);
+    return success();
+  }
+};
+
+/// softmax(x) = e / sum(e) with e = exp(x - max(x)) along `axis`.
+struct SoftmaxLowering : KinaPattern<SoftmaxOp> {
+  using KinaPattern::KinaPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = resultType(op);
+    int64_t axis = op.getAxis();
+    Value input = adaptor.getInput();
+    Type f32 = type.getElementType();
+
+    SmallVector<int64_t> reducedShape;
+    SmallVector<AffineExpr> reducedExprs;
+    for (auto [d, dim] : llvm::enumerate(type.getShape())) {
+      if (int64_t(d) == axis)
+        continue;
+      reducedShape.push_back(dim);
+      reducedExprs.push_back(rewriter.getAffineDimExpr(d));
+    }
+    auto reducedType = RankedTensorType::get(reducedShape, f32);
+    auto reducedMap =
+        AffineMap::get(type.getRank(), 0, reducedExprs, getContext());
+    auto identity = rewriter.getMultiDimIdentityMap(type.getRank());
+
+    auto reduce = [&](Value source, TypedAttr init, auto combine) {
+      return linalg::ReduceOp::create(
+                 rewriter, loc, ValueRange{source},
+                 ValueRange{filledTensor(rewriter, loc, reducedType, init)},
+                 ArrayRef<int64_t>{axis},
+                 [&](OpBuilder &b, Location l, ValueRange args) {
+                   linalg::YieldOp::create(b, l,
+                                           ValueRange{combine(b, l, args)});
+                 })
+          .getResult(0);
+    };
+    // maximumf propagates NaN, as IEEE and NumPy do.
+    Value max = reduce(
+        input,
+        rewriter.getFloatAttr(f32, -std::numeric_limits<float>::infinity()),
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return arith::MaximumFOp::create(b, l, args[0], args[1]);
+        });
+    Value exps = parallelGeneric(
+        rewriter, loc, type, ValueRange{input, max}, {identity, reducedMap},
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return math::ExpOp::create(
+              b, l, arith::SubFOp::create(b, l, args[0], args[1]));
+        });
+    Value sums = reduce(exps, rewriter.getFloatAttr(f32, 0.0),
+                        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+                          return arith::AddFOp::create(b, l, args[0], args[1]);
+                        });
+    rewriter.replaceOp(
+        op, parallelGeneric(
+                rewriter, loc, type, ValueRange{exps, sums},
+                {identity, reducedMap},
+                [](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  return arith::DivFOp::create(b, l, args[0], args[1]);
+                }));
+    return success();
+  }
+};
+
+/// Integer division that is defined everywhere: truncates toward zero,
+/// x / 0 = 0 and MIN / -1 = MIN (both would be undefined, even a trap).
+static Value totalSignedDivision(OpBuilder &b, Location loc, Value lhs,
+                                 Value rhs) {
+  Type type = lhs.getType();
+  unsigned width = type.getIntOrFloatBitWidth();
+  auto constant = [&](APInt value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+  };
+  Value zero = constant(APInt(width, 0));
+  Value one = constant(APInt(width, 1));
+  Value minusOne = constant(APInt::getAllOnes(width));
+  Value min = constant(APInt::getSignedMinValue(width));
+  auto eq = [&](Value a, Value c) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a, c);
+  };
+  Value byZero = eq(rhs, zero);
+  Value overflow = arith::AndIOp::create(b, loc, eq(lhs, min), eq(rhs, minusOne));
+  Value safeRhs = arith::SelectOp::create(
+      b, loc, arith::OrIOp::create(b, loc, byZero, overflow), one, rhs);
+  Value quotient = arith::DivSIOp::create(b, loc, lhs, safeRhs);
+  return arith::SelectOp::create(b, loc, byZero, zero, quotient);
+}
+
+template <typename Op, typename FloatOp, typename IntOp>
+struct ElementwiseLowering : KinaPattern<Op> {
+  using KinaPattern<Op>::KinaPattern;
+  LogicalResult
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = this->resultType(op);
+    bool isFloat = isa<FloatType>(type.getElementType());
+    rewriter.replaceOp(
+        op, elementwiseGeneric(
+                rewriter, op.getLoc(), type, adaptor.getOperands(),
+                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  if (isFloat)
+                    return FloatOp::create(b, l, args[0], args[1]);
+                  if constexpr (std::is_same_v<IntOp, arith::DivSIOp>)
+                    return totalSignedDivision(b, l, args[0], args[1]);
+                  else
+                    return IntOp::create(b, l, args[0], args[1]);
+                }));
+    return success();
+  }
+};
+
+struct NegLowering : KinaPattern<NegOp> {
+  using KinaPattern::KinaPattern;
+  LogicalResult
+  matchAndRewrite(NegOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    Type element = type.getElementType();
+    rewriter.replaceOp(
+        op, elementwiseGeneric(
+                rewriter, op.getLoc(), type, adaptor.getInput(),
+                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  // negf flips the sign bit: -0.0 and -NaN stay exact.
+                  if (isa<FloatType>(element))
+                    return arith::NegFOp::create(b, l, args[0]);
+                  Value zero =
+                      arith::ConstantOp::create(b, l, b.getZeroAttr(element));
+                  return arith::SubIOp::create(b, l, zero, args[0]);
+                }));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::kina::populateKinaComputeToLinalgPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<ConstantLowering, MatmulLowering, SoftmaxLowering, NegLowering,
+               ElementwiseLowering<AddOp, arith::AddFOp, arith::AddIOp>,
+               ElementwiseLowering<SubOp, arith::SubFOp, arith::SubIOp>,
+               ElementwiseLowering<MulOp, arith::MulFOp, arith::MulIOp>,
+               ElementwiseLowering<DivOp, arith::DivFOp, arith::DivSIOp>>(
+      converter, patterns.getContext());
+}
+
+void mlir::kina::populateKinaToLinalgPatterns(TypeConverter &converter,
+                                              RewritePatternSet &patterns,
+                                              GatherChecks &checks) {
+  populateKinaDataMovementToLinalgPatterns(converter, patterns, checks);
+  populateKinaComputeToLinalgPatterns(converter, patterns);
+}

@@ -1,0 +1,76 @@
+//===- KinaToLinalgPass.cpp - The --kina-to-linalg pass -------------------===//
+#include "Kina/Conversion/KinaToLinalg.h"
+#include "Kina/Conversion/Passes.h"
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::kina {
+#define GEN_PASS_DEF_CONVERTKINATOLINALGPASS
+#include "Kina/Conversion/Passes.h.inc"
+} // namespace mlir::kina
+
+using namespace mlir;
+using namespace mlir::kina;
+
+/// Drops the frontend's `kina.*` discardable attributes (parameter names,
+/// the entry mark): nothing kina may remain in the output.
+static void dropKinaAttributes(func::FuncOp fn) {
+  auto isKina = [](NamedAttribute attr) {
+    return attr.getName().getValue().starts_with("kina.");
+  };
+  for (NamedAttribute attr : llvm::to_vector(fn->getDiscardableAttrs()))
+    if (isKina(attr))
+      fn->removeDiscardableAttr(attr.getName());
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+    DictionaryAttr attrs = fn.getArgAttrDict(i);
+    if (!attrs)
+      continue;
+    for (NamedAttribute attr : attrs.getValue())
+      if (isKina(attr))
+        fn.removeArgAttr(i, attr.getName());
+  }
+}
+
+namespace {
+struct ConvertKinaToLinalgPass
+    : mlir::kina::impl::ConvertKinaToLinalgPassBase<ConvertKinaToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    KinaTypeConverter converter;
+    RewritePatternSet patterns(context);
+    GatherChecks checks;
+    populateKinaToLinalgPatterns(converter, patterns, checks);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+
+    ConversionTarget target(*context);
+    target.addIllegalDialect<KinaDialect>();
+    target.addLegalOp<ModuleOp>();
+    // The upstream dialects the patterns produce are the output.
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    // func ops stay, once their types carry no kina tensor.
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType()) &&
+             converter.isLegal(&op.getBody());
+    });
+    target.addDynamicallyLegalOp<func::CallOp, func::ReturnOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
+
+    if (failed(applyFullConversion(module, target, std::move(patterns))) ||
+        failed(returnGatherStatus(module, checks)))
+      return signalPassFailure();
+    module.walk(dropKinaAttributes);
+  }
+};
+} // namespace

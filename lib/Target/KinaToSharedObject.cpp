@@ -1,0 +1,100 @@
+//===- KinaToSharedObject.cpp - The --kina-to-so translation --------------===//
+//
+// Input: `.kina` source (by its extension) or a kina dialect `.mlir`.
+// Output: the shared object's bytes; with `--emit-header`, the C header is
+// written beside the output file (`out.so` -> `out.h`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Dialect/KinaDialect.h"
+#include "Kina/Frontend/MLIRGen.h"
+#include "Kina/Target/SharedObject.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+
+static llvm::cl::opt<bool>
+    emitHeader("emit-header",
+               llvm::cl::desc("with --kina-to-so, also write the C header "
+                              "beside the output (out.so -> out.h)"),
+               llvm::cl::init(false));
+
+/// The path given with `-o`, owned by mlir-translate's driver.
+static std::string outputPath() {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("o");
+  if (it == options.end())
+    return "-";
+  return static_cast<llvm::cl::opt<std::string> *>(it->second)->getValue();
+}
+
+static LogicalResult writeHeader(const ModuleSignature &signature,
+                                 Location loc) {
+  std::string output = outputPath();
+  if (output == "-")
+    return emitError(loc) << "--emit-header needs an output file (-o out.so)";
+  SmallString<128> header(output);
+  llvm::sys::path::replace_extension(header, "h");
+  std::string guard = "KINA_" + llvm::sys::path::stem(header).upper() + "_H";
+  for (char &c : guard)
+    if (!llvm::isAlnum(static_cast<unsigned char>(c)))
+      c = '_';
+  std::error_code ec;
+  llvm::raw_fd_ostream os(header, ec);
+  if (ec)
+    return emitError(loc) << "cannot write " << header << ": " << ec.message();
+  os << renderCHeader(signature, guard);
+  return success();
+}
+
+static LogicalResult translateToSharedObject(
+    const std::shared_ptr<llvm::SourceMgr> &sourceMgr, raw_ostream &output,
+    MLIRContext *context) {
+  context->loadDialect<KinaDialect, func::FuncDialect>();
+  StringRef name =
+      sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID())
+          ->getBufferIdentifier();
+  OwningOpRef<ModuleOp> module =
+      name.ends_with(".kina")
+          ? ::kina::importKina(*sourceMgr, *context)
+          : parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
+  if (!module || failed(verify(*module)))
+    return failure();
+  Location loc = module->getLoc();
+
+  SmallString<128> temporary;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "kina", "so", temporary))
+    return emitError(loc) << "cannot create a temporary file: "
+                          << ec.message();
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove(temporary); });
+  CompileArtifacts artifacts;
+  if (failed(compileToSharedObject(*module, temporary, &artifacts)))
+    return failure();
+  auto bytes = llvm::MemoryBuffer::getFile(temporary, /*IsText=*/false);
+  if (!bytes)
+    return emitError(loc) << "cannot read back the shared object";
+  if (emitHeader && failed(writeHeader(artifacts.signature, loc)))
+    return failure();
+  output << (*bytes)->getBuffer();
+  return success();
+}
+
+void mlir::kina::registerKinaToSharedObjectTranslation() {
+  static TranslateRegistration registration(
+      "kina-to-so",
+      "compile .kina or kina .mlir to a shared object with a C ABI",
+      translateToSharedObject);
+}

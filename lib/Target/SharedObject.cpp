@@ -1,0 +1,260 @@
+//===- SharedObject.cpp - kina module to a shared object ------------------===//
+//
+// kina -> linalg -> LLVM dialect (Kina's pipeline), then LLVM IR with the C
+// ABI wrappers and the signature added, optimized for the host CPU,
+// emitted as an object in process and linked by ld.lld into a `.so` that
+// needs only libc and libm. Diagnostics carry the stage they come from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Target/SharedObject.h"
+
+#include "Kina/Config.h"
+#include "Kina/Transforms/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+
+namespace {
+/// Adds "while <stage>" to every error emitted in its scope.
+class StageScope {
+public:
+  StageScope(MLIRContext *context, StringRef stage)
+      : handler(context, [stage](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Error)
+            diag.attachNote() << "while " << stage;
+          return failure(); // let the next handler print it
+        }) {}
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+} // namespace
+
+static std::string printed(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  return text;
+}
+
+static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(Location loc) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    emitError(loc) << "no LLVM target for " << triple.str() << ": " << error;
+    return nullptr;
+  }
+  llvm::SubtargetFeatures features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature.getKey(), feature.getValue());
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(), {},
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+}
+
+/// `int32_t kina_NAME(const T *p..., R *out)` around each lowered function
+/// `NAME(ptr p..., ptr out) -> void | i1` (the i1 is "all gather ids were in
+/// range"); lowered functions become internal. Also the signature JSON.
+static LogicalResult addCInterface(llvm::Module &module,
+                                   const ModuleSignature &signature,
+                                   Location loc) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  std::vector<llvm::Function *> lowered;
+  for (llvm::Function &fn : module)
+    if (!fn.isDeclaration())
+      lowered.push_back(&fn);
+  for (const FunctionSignature &sig : signature.functions) {
+    llvm::Function *inner = module.getFunction(sig.callee);
+    if (!inner || inner->arg_size() != sig.params.size() + 1) {
+      emitError(loc) << "internal error: lowered '" << sig.callee
+                     << "' does not take (inputs..., out)";
+      return failure();
+    }
+    auto *type = llvm::FunctionType::get(
+        b.getInt32Ty(),
+        SmallVector<llvm::Type *>(sig.params.size() + 1, b.getPtrTy()),
+        false);
+    auto *wrapper = llvm::Function::Create(
+        type, llvm::GlobalValue::ExternalLinkage, "kina_" + sig.name, module);
+    for (unsigned i = 0; i < sig.params.size(); ++i) {
+      wrapper->getArg(i)->setName(sig.params[i].name);
+      wrapper->addParamAttr(i, llvm::Attribute::ReadOnly);
+    }
+    wrapper->getArg(sig.params.size())->setName("out");
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+    SmallVector<llvm::Value *> args;
+    for (llvm::Argument &arg : wrapper->args())
+      args.push_back(&arg);
+    llvm::Value *ok = b.CreateCall(inner, args);
+    b.CreateRet(inner->getReturnType()->isVoidTy()
+                    ? b.getInt32(0)
+                    : b.CreateSelect(ok, b.getInt32(0), b.getInt32(1)));
+  }
+  // Only the kina_* symbols are the interface; `main` must not leak.
+  for (llvm::Function *fn : lowered)
+    fn->setLinkage(llvm::GlobalValue::InternalLinkage);
+
+  auto *json = b.CreateGlobalString(renderSignatureJson(signature),
+                                    "kina.signature", 0, &module);
+  json->setLinkage(llvm::GlobalValue::PrivateLinkage);
+  auto *getter = llvm::Function::Create(
+      llvm::FunctionType::get(b.getPtrTy(), false),
+      llvm::GlobalValue::ExternalLinkage, "kina_module_signature", module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", getter));
+  b.CreateRet(json);
+  return success();
+}
+
+static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+      .run(module, mam);
+}
+
+static LogicalResult emitObject(llvm::Module &module,
+                                llvm::TargetMachine &machine,
+                                StringRef path, Location loc) {
+  std::error_code ec;
+  llvm::ToolOutputFile object(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return emitError(loc) << "cannot write " << path << ": " << ec.message();
+  llvm::legacy::PassManager codegen;
+  if (machine.addPassesToEmitFile(codegen, object.os(), nullptr,
+                                  llvm::CodeGenFileType::ObjectFile))
+    return emitError(loc) << "the host target cannot emit object files";
+  codegen.run(module);
+  object.keep();
+  return success();
+}
+
+static LogicalResult link(StringRef object, StringRef output, Location loc) {
+  SmallVector<StringRef> args = {KINA_LLD_PATH, "-shared",
+                                 "--as-needed", "-z",
+                                 "noexecstack", "-o",
+                                 output,        object,
+                                 "-L" KINA_SYSTEM_LIBRARY_DIR, "-lm",
+                                 "-lc"};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(KINA_LLD_PATH, args, std::nullopt,
+                                         {}, 0, 0, &error);
+  if (status != 0)
+    return emitError(loc) << "linking with " << KINA_LLD_PATH
+                          << " failed (status " << status << ") " << error;
+  return success();
+}
+
+LogicalResult mlir::kina::compileToSharedObject(ModuleOp kinaModule,
+                                                StringRef path,
+                                                CompileArtifacts *artifacts) {
+  MLIRContext *context = kinaModule.getContext();
+  Location loc = kinaModule.getLoc();
+  CompileArtifacts local;
+  CompileArtifacts &out = artifacts ? *artifacts : local;
+  out.kinaIR = printed(kinaModule);
+
+  FailureOr<ModuleSignature> signature = getModuleSignature(kinaModule);
+  if (failed(signature))
+    return failure();
+  out.signature = *signature;
+
+  DialectRegistry registry;
+  registerPipelineDependencies(registry);
+  context->appendDialectRegistry(registry);
+  OwningOpRef<ModuleOp> module(cast<ModuleOp>(kinaModule->clone()));
+  {
+    StageScope stage(context, "lowering kina to linalg (--kina-to-linalg)");
+    PassManager pm(context);
+    buildKinaToLinalgPipeline(pm);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
+  out.linalgIR = printed(*module);
+  {
+    StageScope stage(context, "lowering linalg to the LLVM dialect");
+    PassManager pm(context);
+    buildLinalgToLLVMPipeline(pm);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
+
+  StageScope stage(context, "generating code for the host CPU");
+  registerBuiltinDialectTranslation(*context);
+  registerLLVMDialectTranslation(*context);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "kina");
+  if (!llvmModule)
+    return emitError(loc) << "translation to LLVM IR failed";
+  std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(loc);
+  if (!machine)
+    return failure();
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  if (failed(addCInterface(*llvmModule, *signature, loc)))
+    return failure();
+  if (llvm::verifyModule(*llvmModule, &llvm::errs()))
+    return emitError(loc) << "internal error: invalid LLVM IR";
+  optimize(*llvmModule, *machine);
+  {
+    llvm::raw_string_ostream os(out.llvmIR);
+    llvmModule->print(os, nullptr);
+  }
+
+  // Object and link in a private directory; the result is renamed into
+  // place only when complete.
+  SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("kina", dir))
+    return emitError(loc) << "cannot create a temporary directory: "
+                          << ec.message();
+  llvm::scope_exit cleanup([&] {
+    llvm::sys::fs::remove_directories(dir);
+  });
+  SmallString<128> object(dir), linked(dir);
+  llvm::sys::path::append(object, "module.o");
+  llvm::sys::path::append(linked, "module.so");
+  if (failed(emitObject(*llvmModule, *machine, object, loc)) ||
+      failed(link(object, linked, loc)))
+    return failure();
+  if (std::error_code ec = llvm::sys::fs::copy_file(linked, path))
+    return emitError(loc) << "cannot write " << path << ": " << ec.message();
+  return success();
+}

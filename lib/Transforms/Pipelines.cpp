@@ -1,0 +1,80 @@
+//===- Pipelines.cpp - kina to the LLVM dialect ---------------------------===//
+//
+// The stages are upstream passes; Kina contributes the lowering, the
+// copy rewrite and the order. Results are caller-owned: every tensor
+// result becomes a last pointer parameter (buffer-results-to-out-params),
+// and arguments are bare pointers, which is the shared object's C ABI.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Transforms/Passes.h"
+
+#include "Kina/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::kina::buildKinaToLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertKinaToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createCopiesToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::kina::buildKinaToLLVMPipeline(OpPassManager &pm) {
+  buildKinaToLinalgPipeline(pm);
+  buildLinalgToLLVMPipeline(pm);
+}
+
+void mlir::kina::registerPipelineDependencies(DialectRegistry &registry) {
+  // The upstream stages reach into many dialects' interface models; taking
+  // them all keeps this list from going stale as the pipeline grows.
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+}
+
+void mlir::kina::registerKinaPipelines() {
+  PassPipelineRegistration<>(
+      "kina-to-llvm",
+      "Lower kina to the LLVM dialect: bufferized, caller-owned results, "
+      "loops, bare-pointer arguments",
+      buildKinaToLLVMPipeline);
+}
