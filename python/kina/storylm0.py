@@ -1,0 +1,89 @@
+"""StoryLM-0: the shared weights and the reference algebra (NumPy).
+
+The one deterministic weight set that every validation script, test and
+the notebook use (docs/storylm0.md documents it), and the unsharded forward
+of language.md section 5 written in NumPy, float32 throughout. This module
+needs only NumPy, so it can be loaded without the compiled extension.
+"""
+
+import numpy as np
+
+B, T, H, DH, D, V = 1, 4, 2, 2, 4, 8
+PROMPT = np.array([[1, 4, 2, 6]], dtype=np.int64)
+SEED = 20261130
+PARAMETERS = ("token_ids", "embed", "wq", "wk", "wv", "wo", "lm_head",
+              "scale", "mask")
+
+
+def causal_mask(t=T):
+    """0 on and below the diagonal, -1e9 above it."""
+    return np.triu(np.full((t, t), -1e9, dtype=np.float32), k=1)
+
+
+def weights(seed=SEED):
+    """The shared weights: N(0, 1) embeddings and lm_head, N(0, 0.5^2)
+    projections, scale = 1/sqrt(Dh), the causal mask; all float32."""
+    rng = np.random.default_rng(seed)
+    normal = lambda shape, std: (rng.standard_normal(shape) * std).astype(
+        np.float32)
+    return {
+        "embed": normal((V, D), 1.0),
+        "wq": normal((D, H * DH), 0.5),
+        "wk": normal((D, H * DH), 0.5),
+        "wv": normal((D, H * DH), 0.5),
+        "wo": normal((H * DH, D), 0.5),
+        "lm_head": normal((D, V), 1.0),
+        "scale": np.array(1.0 / np.sqrt(DH), dtype=np.float32),
+        "mask": causal_mask(),
+    }
+
+
+def arguments(token_ids=PROMPT, seed=SEED):
+    """The entry's arguments, in the order of language.md section 5."""
+    w = weights(seed)
+    return [np.asarray(token_ids, dtype=np.int64)] + [w[n] for n in
+                                                      PARAMETERS[1:]]
+
+
+def softmax(x, axis):
+    shifted = x - x.max(axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def forward(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask):
+    """Every intermediate of the unsharded forward, by its name in the
+    reference algebra; `logits` is [1, 4, 8]."""
+    x = embed[token_ids]
+    heads = lambda flat: flat.reshape(B, T, H, DH)
+    q = heads(x @ wq).transpose(0, 2, 1, 3)
+    k_t = heads(x @ wk).transpose(0, 2, 3, 1)
+    v = heads(x @ wv).transpose(0, 2, 1, 3)
+    probs = softmax(q @ k_t * scale + mask, axis=3)
+    context = probs @ v
+    attn = context.transpose(0, 2, 1, 3).reshape(B, T, H * DH)
+    residual = x + attn @ wo
+    logits = residual @ lm_head
+    return {"x": x, "q": q, "k_t": k_t, "v": v, "probs": probs,
+            "context": context, "attn": attn, "residual": residual,
+            "logits": logits}
+
+
+def forward_torch(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask):
+    """The same algebra in PyTorch (float32), or None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a))
+    x = t(embed)[t(token_ids)]
+    heads = lambda flat: flat.reshape(B, T, H, DH)
+    q = heads(x @ t(wq)).permute(0, 2, 1, 3)
+    k_t = heads(x @ t(wk)).permute(0, 2, 3, 1)
+    v = heads(x @ t(wv)).permute(0, 2, 1, 3)
+    probs = torch.softmax(q @ k_t * t(scale) + t(mask), dim=3)
+    context = probs @ v
+    attn = context.permute(0, 2, 1, 3).reshape(B, T, H * DH)
+    residual = x + attn @ t(wo)
+    return {"context": context.numpy(), "residual": residual.numpy(),
+            "logits": (residual @ t(lm_head)).numpy()}
