@@ -40,7 +40,7 @@ static std::string outputPath() {
   return static_cast<llvm::cl::opt<std::string> *>(it->second)->getValue();
 }
 
-static LogicalResult writeHeader(const ModuleSignature &signature,
+static LogicalResult writeHeader(const ::kina::ModuleSignature &signature,
                                  Location loc) {
   std::string output = outputPath();
   if (output == "-")

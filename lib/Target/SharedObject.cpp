@@ -37,6 +37,8 @@
 
 using namespace mlir;
 using namespace mlir::kina;
+using ::kina::FunctionSignature;
+using ::kina::ModuleSignature;
 
 namespace {
 /// Adds "while <stage>" to every error emitted in its scope.
@@ -118,12 +120,26 @@ static LogicalResult addCInterface(llvm::Module &module,
     b.CreateRet(inner->getReturnType()->isVoidTy()
                     ? b.getInt32(0)
                     : b.CreateSelect(ok, b.getInt32(0), b.getInt32(1)));
+
+    // The same call with its pointers in an array, for embedders that call
+    // functions of any arity (the Python bindings).
+    auto *packed = llvm::Function::Create(
+        llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, false),
+        llvm::GlobalValue::ExternalLinkage,
+        ::kina::packedEntrySymbol(sig.name), module);
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", packed));
+    SmallVector<llvm::Value *> unpacked;
+    for (unsigned i = 0; i < args.size(); ++i)
+      unpacked.push_back(b.CreateLoad(
+          b.getPtrTy(),
+          b.CreateConstInBoundsGEP1_64(b.getPtrTy(), packed->getArg(0), i)));
+    b.CreateRet(b.CreateCall(wrapper, unpacked));
   }
   // Only the kina_* symbols are the interface; `main` must not leak.
   for (llvm::Function *fn : lowered)
     fn->setLinkage(llvm::GlobalValue::InternalLinkage);
 
-  auto *json = b.CreateGlobalString(renderSignatureJson(signature),
+  auto *json = b.CreateGlobalString(::kina::renderSignatureJson(signature),
                                     "kina.signature", 0, &module);
   json->setLinkage(llvm::GlobalValue::PrivateLinkage);
   auto *getter = llvm::Function::Create(

@@ -4,12 +4,13 @@
 #include "Kina/Dialect/KinaDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 using namespace mlir::kina;
+using ::kina::FunctionSignature;
+using ::kina::ModuleSignature;
+using ::kina::TensorSignature;
 
 static std::string dtypeOf(Type element) {
   if (element.isF32())
@@ -65,29 +66,6 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
     }
   }
   return signature;
-}
-
-std::string mlir::kina::renderSignatureJson(const ModuleSignature &signature) {
-  auto tensor = [](const TensorSignature &t, bool named) {
-    llvm::json::Object object;
-    if (named)
-      object["name"] = t.name;
-    object["dtype"] = t.dtype;
-    object["shape"] = llvm::json::Array(t.shape);
-    return object;
-  };
-  llvm::json::Array functions;
-  for (const FunctionSignature &fn : signature.functions) {
-    llvm::json::Array params;
-    for (const TensorSignature &param : fn.params)
-      params.push_back(tensor(param, true));
-    functions.push_back(llvm::json::Object{{"name", fn.name},
-                                           {"params", std::move(params)},
-                                           {"result", tensor(fn.result, false)}});
-  }
-  return llvm::formatv(
-      "{0}", llvm::json::Value(llvm::json::Object{
-                 {"functions", std::move(functions)}}));
 }
 
 std::string mlir::kina::renderCHeader(const ModuleSignature &signature,

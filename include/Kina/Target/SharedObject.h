@@ -15,7 +15,7 @@ struct CompileArtifacts {
   std::string kinaIR;   // the verified kina module
   std::string linalgIR; // after --kina-to-linalg
   std::string llvmIR;   // optimized LLVM IR, with the C ABI wrappers
-  ModuleSignature signature;
+  ::kina::ModuleSignature signature;
 };
 
 /// Compiles a kina module (it is not modified) to a shared object at

@@ -1,0 +1,30 @@
+//===- Compiler.h - `.kina` source to a shared object -----------*- C++ -*-===//
+//
+// The compiler as a library call with plain C++ types, for embedders such
+// as the Python bindings.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KINA_API_COMPILER_H
+#define KINA_API_COMPILER_H
+
+#include <string>
+
+namespace kina {
+
+struct CompileOutput {
+  bool ok = false;
+  /// Every diagnostic, `file:line:col: error: ...` with the source line.
+  std::string diagnostics;
+  /// The IR of each stage (empty for stages not reached).
+  std::string kinaIR, linalgIR, llvmIR;
+};
+
+/// Compiles `.kina` source (named `filename` in diagnostics) to a shared
+/// object at `soPath`. Thread-safe: each call has its own MLIR context.
+CompileOutput compileKinaSource(const std::string &text,
+                                const std::string &filename,
+                                const std::string &soPath);
+
+} // namespace kina
+
+#endif // KINA_API_COMPILER_H

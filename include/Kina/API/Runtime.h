@@ -1,0 +1,38 @@
+//===- Runtime.h - Loading a Kina shared object -----------------*- C++ -*-===//
+#ifndef KINA_API_RUNTIME_H
+#define KINA_API_RUNTIME_H
+
+#include "Kina/API/Signature.h"
+
+#include <memory>
+#include <string>
+
+namespace kina {
+
+/// `int32_t entry(void **args)`: args are the inputs then the output.
+using PackedEntry = int32_t (*)(void **);
+
+/// A loaded Kina shared object: its signature and packed entries.
+class SharedLibrary {
+public:
+  /// Loads `path`; null with `error` set when it cannot be loaded or is
+  /// not a Kina shared object.
+  static std::unique_ptr<SharedLibrary> open(const std::string &path,
+                                             std::string &error);
+  ~SharedLibrary();
+  SharedLibrary(const SharedLibrary &) = delete;
+  SharedLibrary &operator=(const SharedLibrary &) = delete;
+
+  const ModuleSignature &signature() const { return signature_; }
+  PackedEntry entry(size_t function) const { return entries_[function]; }
+
+private:
+  SharedLibrary() = default;
+  void *handle_ = nullptr;
+  ModuleSignature signature_;
+  std::vector<PackedEntry> entries_;
+};
+
+} // namespace kina
+
+#endif // KINA_API_RUNTIME_H

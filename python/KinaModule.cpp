@@ -1,0 +1,229 @@
+//===- KinaModule.cpp - The `_kina` Python extension ----------------------===//
+//
+// Glue only: compile through Kina/API/Compiler.h, load and call through
+// Kina/API/Runtime.h. Every argument is checked against the signature
+// before any pointer reaches compiled code; the GIL is released while
+// compiling and while compiled code runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/API/Compiler.h"
+#include "Kina/API/Runtime.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <sstream>
+
+namespace py = pybind11;
+
+namespace {
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+std::string describe(const kina::TensorSignature &t) {
+  static const std::map<std::string, std::string> numpyNames = {
+      {"f32", "float32"}, {"i32", "int32"}, {"i64", "int64"}};
+  return numpyNames.at(t.dtype) + " of shape " + formatShape(t.shape);
+}
+
+py::dtype numpyDtype(const std::string &dtype) {
+  if (dtype == "f32")
+    return py::dtype::of<float>();
+  if (dtype == "i32")
+    return py::dtype::of<int32_t>();
+  return py::dtype::of<int64_t>();
+}
+
+/// A loaded shared object. Functions keep it alive.
+struct Library {
+  std::unique_ptr<kina::SharedLibrary> shared;
+  std::vector<py::dtype> paramDtypes; // flattened, per function
+  std::vector<size_t> firstParam;
+  std::vector<py::dtype> resultDtypes;
+
+  explicit Library(const std::string &path) {
+    std::string error;
+    shared = kina::SharedLibrary::open(path, error);
+    if (!shared)
+      throw py::value_error(error);
+    for (const kina::FunctionSignature &fn : shared->signature().functions) {
+      firstParam.push_back(paramDtypes.size());
+      for (const kina::TensorSignature &param : fn.params)
+        paramDtypes.push_back(numpyDtype(param.dtype));
+      resultDtypes.push_back(numpyDtype(fn.result.dtype));
+    }
+  }
+};
+
+class Function {
+public:
+  Function(std::shared_ptr<Library> library, size_t index)
+      : library(std::move(library)), index(index) {}
+
+  std::string name() const { return signature().name; }
+
+  std::string repr() const {
+    const kina::FunctionSignature &fn = signature();
+    std::string text = "<kina function " + fn.name + "(";
+    for (size_t i = 0; i < fn.params.size(); ++i)
+      text += (i ? ", " : "") + fn.params[i].name + ": " +
+              describe(fn.params[i]);
+    return text + ") -> " + describe(fn.result) + ">";
+  }
+
+  py::array call(py::args args) const {
+    const kina::FunctionSignature &fn = signature();
+    size_t count = fn.params.size();
+    if (args.size() != count) {
+      std::string names;
+      for (size_t i = 0; i < count; ++i)
+        names += (i ? ", " : "") + fn.params[i].name;
+      throw py::value_error(fn.name + "() takes " + std::to_string(count) +
+                            " argument(s) (" + names + "), got " +
+                            std::to_string(args.size()));
+    }
+    auto &api = py::detail::npy_api::get();
+    std::vector<py::array> arrays; // keeps every buffer alive during the call
+    arrays.reserve(count);
+    std::vector<void *> pointers(count + 1);
+    for (size_t i = 0; i < count; ++i) {
+      const kina::TensorSignature &param = fn.params[i];
+      const py::dtype &want = library->paramDtypes[library->firstParam[index] + i];
+      py::handle arg = args[i];
+      std::string where = fn.name + "(): parameter '" + param.name + "'";
+      if (!py::isinstance<py::array>(arg)) {
+        // NumPy scalars (np.float32(0.5)) are 0-d arrays in all but type.
+        if (!api.PyArray_Check_(arg.ptr()) &&
+            !py::isinstance(arg, py::module_::import("numpy").attr("generic")))
+          throw py::type_error(where + " expects a NumPy array of " +
+                               describe(param) + ", got " +
+                               std::string(py::str(arg.get_type().attr(
+                                   "__name__"))));
+      }
+      py::array array = py::reinterpret_steal<py::array>(
+          api.PyArray_FromAny_(arg.ptr(), nullptr, 0, 0,
+                               py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_,
+                               nullptr));
+      if (!array)
+        throw py::error_already_set();
+      if (!api.PyArray_EquivTypes_(array.dtype().ptr(), want.ptr()))
+        throw py::type_error(where + " expects " + describe(param) +
+                             ", got dtype " +
+                             std::string(py::str(array.dtype())));
+      bool sameShape = size_t(array.ndim()) == param.shape.size();
+      for (size_t d = 0; sameShape && d < param.shape.size(); ++d)
+        sameShape = array.shape(d) == param.shape[d];
+      if (!sameShape) {
+        std::vector<int64_t> got(array.shape(), array.shape() + array.ndim());
+        throw py::value_error(where + " expects " + describe(param) +
+                              ", got shape " + formatShape(got));
+      }
+      // Compiled code reads dense, aligned, native-order buffers: copy
+      // anything else (a view with strides, an unaligned buffer).
+      constexpr int dense = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ |
+                            py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+      if ((py::detail::array_proxy(array.ptr())->flags & dense) != dense)
+        array = py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
+            array.ptr(), want.inc_ref().ptr(), 0, 0,
+            dense, nullptr));
+      if (!array)
+        throw py::error_already_set();
+      pointers[i] = const_cast<void *>(array.data());
+      arrays.push_back(std::move(array));
+    }
+    py::array result(library->resultDtypes[index],
+                     std::vector<py::ssize_t>(fn.result.shape.begin(),
+                                              fn.result.shape.end()));
+    pointers[count] = result.mutable_data();
+    kina::PackedEntry entry = library->shared->entry(index);
+    int32_t status;
+    {
+      py::gil_scoped_release release;
+      status = entry(pointers.data());
+    }
+    if (status == 1)
+      throw py::index_error(fn.name + "(): a gather id is outside [0, rows)");
+    if (status != 0)
+      throw std::runtime_error(fn.name + "(): compiled code returned status " +
+                               std::to_string(status));
+    return result;
+  }
+
+private:
+  const kina::FunctionSignature &signature() const {
+    return library->shared->signature().functions[index];
+  }
+
+  std::shared_ptr<Library> library;
+  size_t index;
+};
+
+py::dict toDict(const kina::TensorSignature &t, bool named) {
+  py::dict d;
+  if (named)
+    d["name"] = t.name;
+  d["dtype"] = t.dtype;
+  d["shape"] = py::tuple(py::cast(t.shape));
+  return d;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_kina, m) {
+  m.doc() = "Kina's compiler and runtime (use the `kina` package)";
+
+  m.def(
+      "compile_to_file",
+      [](const std::string &text, const std::string &filename,
+         const std::string &soPath) {
+        kina::CompileOutput output;
+        {
+          py::gil_scoped_release release;
+          output = kina::compileKinaSource(text, filename, soPath);
+        }
+        return py::make_tuple(output.ok, output.diagnostics, output.kinaIR,
+                              output.linalgIR, output.llvmIR);
+      },
+      py::arg("text"), py::arg("filename"), py::arg("so_path"),
+      "Compile .kina source to a shared object: (ok, diagnostics, kina IR, "
+      "linalg IR, LLVM IR).");
+
+  py::class_<Function>(m, "Function")
+      .def_property_readonly("name", &Function::name)
+      .def("__call__", &Function::call)
+      .def("__repr__", &Function::repr);
+
+  py::class_<Library, std::shared_ptr<Library>>(m, "Library")
+      .def(py::init<const std::string &>(), py::arg("path"))
+      .def_property_readonly(
+          "signature",
+          [](const Library &library) {
+            py::list functions;
+            for (const auto &fn : library.shared->signature().functions) {
+              py::list params;
+              for (const auto &param : fn.params)
+                params.append(toDict(param, true));
+              py::dict entry;
+              entry["name"] = fn.name;
+              entry["params"] = params;
+              entry["result"] = toDict(fn.result, false);
+              functions.append(entry);
+            }
+            return functions;
+          })
+      .def("function", [](std::shared_ptr<Library> library, size_t index) {
+        if (index >= library->shared->signature().functions.size())
+          throw py::index_error("no function #" + std::to_string(index));
+        return Function(library, index);
+      });
+}

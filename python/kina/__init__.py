@@ -1,0 +1,132 @@
+"""Kina: compile `.kina` tensor programs and call them on NumPy arrays.
+
+    import kina
+    m = kina.compile(source_text)          # or kina.compile_file(path)
+    logits = m.storylm0_tp_vocab(token_ids, embed, ...)
+    m.functions                            # names and signatures
+    print(m.ir("kina"), m.ir("linalg"), m.ir("llvm"))
+    m.save("out.so"); m2 = kina.load("out.so")
+"""
+
+import collections
+import os
+import pathlib
+import shutil
+import tempfile
+
+from . import _kina
+
+__all__ = ["CompileError", "Module", "Param", "Signature", "compile",
+           "compile_file", "load"]
+
+
+class CompileError(Exception):
+    """A program did not compile; the message holds every located
+    `file:line:col: error: ...` diagnostic."""
+
+
+Param = collections.namedtuple("Param", "name dtype shape")
+Signature = collections.namedtuple("Signature", "name params result")
+
+STAGES = ("kina", "linalg", "llvm")
+
+
+class Module:
+    """A compiled program: one attribute per exported function."""
+
+    def __init__(self, library, shared_object, ir=None):
+        self._library = library
+        self._shared_object = shared_object  # bytes, or a path to copy
+        self._ir = ir
+        self._index = {}
+        self.functions = {}
+        for i, entry in enumerate(library.signature):
+            params = tuple(Param(p["name"], p["dtype"], p["shape"])
+                           for p in entry["params"])
+            result = Param("result", entry["result"]["dtype"],
+                           entry["result"]["shape"])
+            self.functions[entry["name"]] = Signature(entry["name"], params,
+                                                      result)
+            self._index[entry["name"]] = i
+
+    def __getattr__(self, name):
+        index = self.__dict__.get("_index", {}).get(name)
+        if index is None:
+            raise AttributeError("module has no function %r (it has: %s)" %
+                                 (name, ", ".join(self.functions)))
+        function = self._library.function(index)
+        self.__dict__[name] = function  # later lookups skip __getattr__
+        return function
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self.functions))
+
+    def __repr__(self):
+        return "<kina.Module: %s>" % ", ".join(self.functions)
+
+    def ir(self, stage):
+        """The module at `stage`: "kina", "linalg" or "llvm"."""
+        if stage not in STAGES:
+            raise ValueError("unknown stage %r; stages are %s" %
+                             (stage, ", ".join(STAGES)))
+        if self._ir is None:
+            raise ValueError("IR is kept only for modules compiled in this "
+                             "process, not for kina.load()")
+        return self._ir[stage]
+
+    def save(self, path):
+        """Writes the shared object to `path` (replacing it atomically, so
+        a process that has the old file loaded keeps working)."""
+        path = pathlib.Path(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=".kina-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                if isinstance(self._shared_object, bytes):
+                    out.write(self._shared_object)
+                else:
+                    with open(self._shared_object, "rb") as src:
+                        shutil.copyfileobj(src, out)
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+def compile(source, filename="<string>"):
+    """Compiles `.kina` source text; raises CompileError."""
+    if not isinstance(source, str):
+        raise TypeError("kina.compile expects the program text as str, got %s"
+                        % type(source).__name__)
+    if not isinstance(filename, str):
+        raise TypeError("filename must be a str")
+    directory = tempfile.mkdtemp(prefix="kina-")
+    try:
+        path = os.path.join(directory, "module.so")
+        ok, diagnostics, kina_ir, linalg_ir, llvm_ir = _kina.compile_to_file(
+            source, filename, path)
+        if not ok:
+            raise CompileError(diagnostics.rstrip())
+        with open(path, "rb") as f:
+            shared_object = f.read()
+        # The loaded mapping outlives the file: nothing is left on disk.
+        library = _kina.Library(path)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return Module(library, shared_object,
+                  {"kina": kina_ir, "linalg": linalg_ir, "llvm": llvm_ir})
+
+
+def compile_file(path):
+    """Compiles a `.kina` file; diagnostics name it."""
+    path = os.fspath(path)
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+    return compile(text, filename=path)
+
+
+def load(path):
+    """Loads a shared object written by kina-translate or Module.save."""
+    path = os.path.abspath(os.fspath(path))
+    return Module(_kina.Library(path), path)
