@@ -1,12 +1,59 @@
 //===- Runtime.cpp - Loading a Kina shared object -------------------------===//
 #include "Kina/API/Runtime.h"
 
+#include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
+
+#include <fstream>
+#include <vector>
 
 using namespace kina;
 
+/// dlopen trusts the file: a truncated shared object gets segments mapped
+/// past its end, and touching them is SIGBUS. So check, before dlopen,
+/// that `path` is a 64-bit little-endian x86-64 shared object whose
+/// program headers and segments all lie inside the file.
+static bool checkElfShape(const std::string &path, std::string &error) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) {
+    error = "cannot load " + path + ": cannot open it";
+    return false;
+  }
+  uint64_t size = uint64_t(file.tellg());
+  auto fail = [&](const char *why) {
+    error = "cannot load " + path + ": " + why;
+    return false;
+  };
+  Elf64_Ehdr header;
+  file.seekg(0);
+  if (size < sizeof(header) ||
+      !file.read(reinterpret_cast<char *>(&header), sizeof(header)))
+    return fail("not an ELF file (too short)");
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+    return fail("not an ELF file");
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] != ELFDATA2LSB || header.e_type != ET_DYN ||
+      header.e_machine != EM_X86_64)
+    return fail("not an x86-64 shared object");
+  if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phoff > size ||
+      uint64_t(header.e_phnum) * sizeof(Elf64_Phdr) > size - header.e_phoff)
+    return fail("truncated or malformed ELF program headers");
+  std::vector<Elf64_Phdr> segments(header.e_phnum);
+  file.seekg(std::streamoff(header.e_phoff));
+  if (!file.read(reinterpret_cast<char *>(segments.data()),
+                 std::streamsize(segments.size() * sizeof(Elf64_Phdr))))
+    return fail("truncated ELF program headers");
+  for (const Elf64_Phdr &segment : segments)
+    if (segment.p_offset > size || segment.p_filesz > size - segment.p_offset)
+      return fail("truncated: a segment extends past the end of the file");
+  return true;
+}
+
 std::unique_ptr<SharedLibrary> SharedLibrary::open(const std::string &path,
                                                    std::string &error) {
+  if (!checkElfShape(path, error))
+    return nullptr;
   // RTLD_LOCAL: two loaded modules never resolve into each other.
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The README's second command: every test. Installs and builds first when
+# needed (a fresh clone), so CI runs exactly this.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash scripts/install-deps.sh
+bash scripts/build.sh
+
+export PYTHONPATH="$root/build/python${PYTHONPATH:+:$PYTHONPATH}"
+python=/usr/bin/python3
+failed=()
+run() { # name, command...
+  local name=$1; shift
+  echo "== $name"
+  if "$@"; then echo "== $name: ok"; else echo "== $name: FAILED"; failed+=("$name"); fi
+}
+
+run "lit (dialect, frontend, lowering, goldens, C ABI)" \
+  cmake --build build --target check-kina
+run "pytest (execution through the C ABI, Python API)" \
+  "$python" -m pytest -q -p no:cacheprovider test/Target test/python
+for script in scripts/validate_*.py; do
+  run "$(basename "$script")" "$python" "$script"
+done
+run "notebook examples/storylm0.ipynb" \
+  "$python" scripts/run_notebook.py examples/storylm0.ipynb
+
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all test stages passed"
