@@ -97,6 +97,7 @@ private:
   ExprPtr parseAttrForm(const SurfaceOp &op, SourceLoc loc);
   ExprPtr parseCallForm(const SurfaceOp &op, SourceLoc loc, ExprPtr receiver);
   bool parseAttrValue(const SurfaceAttr &attr, AttrValue &value);
+  bool parseNamedAttr(Expr &expr);
   bool finishOp(Expr &expr);
   bool checkBindable(const Token &name, const char *what);
 
@@ -528,6 +529,33 @@ ExprPtr Parser::parseAtom() {
   return call;
 }
 
+/// `name=value` for one of the op's attributes, stored in `expr.attrs`.
+bool Parser::parseNamedAttr(Expr &expr) {
+  const SurfaceOp &op = *expr.op;
+  Token attrName = tok();
+  const SurfaceAttr *attr = op.findAttr(attrName.text);
+  if (!attr) {
+    std::vector<std::string> names;
+    for (unsigned i = 0; i < op.numAttrs; ++i)
+      names.push_back(op.attrs[i].name);
+    return error(attrName.loc, std::string("'") + op.surfaceName +
+                                   "' has no attribute '" + attrName.text +
+                                   "' (it has: " + llvm::join(names, ", ") +
+                                   ")");
+  }
+  consume(); // name
+  consume(); // =
+  auto &slot = expr.attrs[attr - op.attrs];
+  if (slot)
+    return error(attrName.loc,
+                 "attribute '" + attrName.text + "' is given twice");
+  AttrValue value;
+  if (!parseAttrValue(*attr, value))
+    return false;
+  slot = std::move(value);
+  return true;
+}
+
 bool Parser::parseAttrValue(const SurfaceAttr &attr, AttrValue &value) {
   value.loc = tok().loc;
   value.kind = attr.kind;
@@ -566,35 +594,13 @@ ExprPtr Parser::parseAttrForm(const SurfaceOp &op, SourceLoc loc) {
     consume();
     if (!tok().is(TokenKind::RBracket)) {
       do {
-        Token attrName = tok();
-        if (!attrName.is(TokenKind::Identifier) ||
+        if (!tok().is(TokenKind::Identifier) ||
             !peekTok().is(TokenKind::Equal)) {
           expected("an attribute 'name=value'");
           return nullptr;
         }
-        const SurfaceAttr *attr = op.findAttr(attrName.text);
-        if (!attr) {
-          std::vector<std::string> names;
-          for (unsigned i = 0; i < op.numAttrs; ++i)
-            names.push_back(op.attrs[i].name);
-          error(attrName.loc, std::string("'") + op.surfaceName +
-                                  "' has no attribute '" + attrName.text +
-                                  "' (it has: " + llvm::join(names, ", ") +
-                                  ")");
+        if (!parseNamedAttr(*expr))
           return nullptr;
-        }
-        consume();
-        consume();
-        auto &slot = expr->attrs[attr - op.attrs];
-        if (slot) {
-          error(attrName.loc, "attribute '" + attrName.text +
-                                  "' is given twice");
-          return nullptr;
-        }
-        AttrValue value;
-        if (!parseAttrValue(*attr, value))
-          return nullptr;
-        slot = std::move(value);
       } while (consumeIf(TokenKind::Comma));
     }
     if (!expectClose(TokenKind::RBracket, "]", open))
@@ -643,26 +649,8 @@ ExprPtr Parser::parseCallForm(const SurfaceOp &op, SourceLoc loc,
       skipNewlines();
       // `name=value` names an attribute.
       if (tok().is(TokenKind::Identifier) && peekTok().is(TokenKind::Equal)) {
-        Token attrName = tok();
-        const SurfaceAttr *attr = op.findAttr(attrName.text);
-        if (!attr) {
-          error(attrName.loc, std::string("'") + op.surfaceName +
-                                  "' has no attribute '" + attrName.text +
-                                  "'");
+        if (!parseNamedAttr(*expr))
           return nullptr;
-        }
-        consume();
-        consume();
-        auto &slot = expr->attrs[attr - op.attrs];
-        if (slot) {
-          error(attrName.loc, "attribute '" + attrName.text +
-                                  "' is given twice");
-          return nullptr;
-        }
-        AttrValue value;
-        if (!parseAttrValue(*attr, value))
-          return nullptr;
-        slot = std::move(value);
         sawKeyword = true;
         continue;
       }

@@ -6,8 +6,19 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::kina::detail {
+
+/// A conversion pattern that knows its op's converted result type.
+template <typename Op>
+struct KinaPattern : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  RankedTensorType resultType(Op op) const {
+    return this->getTypeConverter()->template convertType<RankedTensorType>(
+        op.getType());
+  }
+};
 
 /// A `tensor.empty` of `type`.
 inline Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {

@@ -24,15 +24,6 @@ using namespace mlir::kina::detail;
 
 namespace {
 
-template <typename Op>
-struct KinaPattern : OpConversionPattern<Op> {
-  using OpConversionPattern<Op>::OpConversionPattern;
-  RankedTensorType resultType(Op op) const {
-    return this->getTypeConverter()->template convertType<RankedTensorType>(
-        op.getType());
-  }
-};
-
 struct ConstantLowering : KinaPattern<ConstantOp> {
   using KinaPattern::KinaPattern;
   LogicalResult

@@ -21,15 +21,6 @@ using namespace mlir::kina::detail;
 
 namespace {
 
-template <typename Op>
-struct KinaPattern : OpConversionPattern<Op> {
-  using OpConversionPattern<Op>::OpConversionPattern;
-  RankedTensorType resultType(Op op) const {
-    return this->getTypeConverter()->template convertType<RankedTensorType>(
-        op.getType());
-  }
-};
-
 /// Offsets, sizes and unit strides of the box `[offset, offset + size)` on
 /// `axis` and the whole of every other dim of `shape`.
 static void axisBox(OpBuilder &b, ArrayRef<int64_t> shape, int64_t axis,
