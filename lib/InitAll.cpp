@@ -7,10 +7,11 @@
 #include "Kina/Transforms/Passes.h"
 #include "Kina/Frontend/MLIRGen.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 
 void kina::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<mlir::kina::KinaDialect>();
+  registry.insert<mlir::kina::KinaDialect, mlir::func::FuncDialect>();
 }
 
 void kina::registerAllPasses() {

@@ -198,6 +198,19 @@ PYBIND11_MODULE(_kina, m) {
       "Compile .kina source to a shared object: (ok, diagnostics, kina IR, "
       "linalg IR, LLVM IR).");
 
+  m.def(
+      "check",
+      [](const std::string &text, const std::string &filename) {
+        kina::CompileOutput output;
+        {
+          py::gil_scoped_release release;
+          output = kina::checkKinaSource(text, filename);
+        }
+        return py::make_tuple(output.ok, output.diagnostics, output.kinaIR);
+      },
+      py::arg("text"), py::arg("filename"),
+      "Parse and type-check .kina source: (ok, diagnostics, kina IR).");
+
   py::class_<Function>(m, "Function")
       .def_property_readonly("name", &Function::name)
       .def("__call__", &Function::call)

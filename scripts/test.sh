@@ -25,6 +25,11 @@ for script in scripts/validate_*.py; do
 done
 run "notebook examples/storylm0.ipynb" \
   "$python" scripts/run_notebook.py examples/storylm0.ipynb
+# ASan + UBSan build, sanitized suites, generated code under ASan, fuzzers
+# (KINA_SKIP_HARDENING=1 skips it in a quick local loop).
+if [ "${KINA_SKIP_HARDENING:-0}" != 1 ]; then
+  run "hardening (scripts/hardening.sh)" bash scripts/hardening.sh
+fi
 
 if [ ${#failed[@]} -ne 0 ]; then
   echo "FAILED: ${failed[*]}"

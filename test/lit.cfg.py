@@ -28,7 +28,8 @@ config.substitutions.append(
     ("%clang", os.path.join(config.llvm_tools_dir, "clang")))
 
 tool_dirs = [config.kina_tools_dir, config.llvm_tools_dir]
-tools = ["kina-opt", "kina-translate", "FileCheck", "not", "count",
+tools = ["kina-opt", "kina-translate", "kina-abi-check", "FileCheck", "not",
+         "count",
          "llvm-readelf", "llvm-nm"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)

@@ -7,7 +7,7 @@ class DialectRegistry;
 } // namespace mlir
 
 namespace kina {
-/// The kina dialect and the upstream dialects its pipelines produce.
+/// The dialects of kina programs: kina and func.
 void registerAllDialects(mlir::DialectRegistry &registry);
 /// Kina's passes and named pipelines.
 void registerAllPasses();

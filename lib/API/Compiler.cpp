@@ -9,25 +9,52 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+namespace {
+/// One compile: its own context (no thread pool: one compile is small, and
+/// embedders compile from many threads at once) and diagnostics collected
+/// as text.
+struct Session {
+  Session(const std::string &text, const std::string &filename,
+          kina::CompileOutput &output)
+      : diagnostics(output.diagnostics),
+        handler(sourceMgr, &context, diagnostics) {
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(text, filename), llvm::SMLoc());
+  }
+
+  mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
+  llvm::SourceMgr sourceMgr;
+  llvm::raw_string_ostream diagnostics;
+  mlir::SourceMgrDiagnosticHandler handler;
+};
+} // namespace
+
+kina::CompileOutput kina::checkKinaSource(const std::string &text,
+                                          const std::string &filename) {
+  CompileOutput output;
+  Session session(text, filename, output);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      importKina(session.sourceMgr, session.context);
+  if (!module)
+    return output;
+  llvm::raw_string_ostream os(output.kinaIR);
+  module->print(os);
+  output.ok = true;
+  return output;
+}
+
 kina::CompileOutput kina::compileKinaSource(const std::string &text,
                                             const std::string &filename,
                                             const std::string &soPath) {
   CompileOutput output;
-  // No thread pool: one compile is small, and embedders compile from many
-  // threads at once.
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, filename), llvm::SMLoc());
-  llvm::raw_string_ostream diagnostics(output.diagnostics);
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagnostics);
-
-  mlir::OwningOpRef<mlir::ModuleOp> module = importKina(sourceMgr, context);
+  Session session(text, filename, output);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      importKina(session.sourceMgr, session.context);
   if (!module)
     return output;
   mlir::kina::CompileArtifacts artifacts;
   output.ok = succeeded(
-      mlir::kina::compileToSharedObject(*module, soPath, &artifacts));
+      mlir::kina::compileToSharedObject(*module, soPath, {}, &artifacts));
   output.kinaIR = std::move(artifacts.kinaIR);
   output.linalgIR = std::move(artifacts.linalgIR);
   output.llvmIR = std::move(artifacts.llvmIR);

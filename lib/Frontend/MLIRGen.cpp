@@ -72,6 +72,7 @@ private:
   void genStatement(const Statement &stmt, FunctionInfo &info);
   void checkRecursion(const Program &program);
 
+  Value checkAscription(const Statement &stmt, Value value);
   Value genExpr(const Expr &expr);
   Value genBinary(const Expr &expr);
   Value genContextual(const Expr &expr, Value other, StringRef token);
@@ -166,7 +167,9 @@ void MLIRGen::declareFunction(const Function &fn) {
   }
   // The entry's placeholders are its inputs, in order of declaration.
   for (const Statement &stmt : fn.body) {
-    if (stmt.kind != Statement::Kind::Placeholder || !fn.isMain)
+    // A placeholder whose type did not parse declares no input.
+    if (stmt.kind != Statement::Kind::Placeholder || !fn.isMain ||
+        !stmt.ascription)
       continue;
     KinaTensorType type = convertType(*stmt.ascription);
     ok &= bool(type);
@@ -244,7 +247,9 @@ void MLIRGen::genStatement(const Statement &stmt, FunctionInfo &info) {
   boundAt[stmt.name] = stmt.nameLoc;
   Value value;
   if (stmt.kind == Statement::Kind::Placeholder) {
-    if (!current->isMain)
+    if (!stmt.ascription)
+      ; // did not parse: the name stays poisoned
+    else if (!current->isMain)
       error(stmt.loc) << "placeholder '" << stmt.name
                       << "' declares an input of the @main entry, but '"
                       << current->name << "' is not @main";
@@ -252,24 +257,33 @@ void MLIRGen::genStatement(const Statement &stmt, FunctionInfo &info) {
       value = info.op.getArgument(nextPlaceholder++);
   } else if (stmt.value) {
     value = genExpr(*stmt.value);
-    if (value && stmt.ascription) {
-      auto type = cast<KinaTensorType>(value.getType());
-      bool matches =
-          stmt.ascribesShapeOnly
-              ? type.getShape() == ArrayRef<int64_t>(stmt.ascription->dims)
-              : type == convertType(*stmt.ascription);
-      if (!matches) {
-        error(stmt.ascription->loc)
-            << "'" << stmt.name << "' has type " << formatType(type)
-            << " but is ascribed "
-            << (stmt.ascribesShapeOnly
-                    ? "shape " + formatShape(stmt.ascription->dims)
-                    : "type " + formatType(convertType(*stmt.ascription)));
-        value = nullptr;
-      }
-    }
+    if (value && stmt.ascription)
+      value = checkAscription(stmt, value);
   }
   scope[stmt.name] = value;
+}
+
+/// `value` when it has the statement's ascribed shape or type; null (after
+/// an error) otherwise, or when the ascribed type itself is invalid.
+Value MLIRGen::checkAscription(const Statement &stmt, Value value) {
+  auto type = cast<KinaTensorType>(value.getType());
+  if (stmt.ascribesShapeOnly) {
+    if (type.getShape() == ArrayRef<int64_t>(stmt.ascription->dims))
+      return value;
+    error(stmt.ascription->loc)
+        << "'" << stmt.name << "' has type " << formatType(type)
+        << " but is ascribed shape " << formatShape(stmt.ascription->dims);
+    return nullptr;
+  }
+  KinaTensorType ascribed = convertType(*stmt.ascription);
+  if (!ascribed) // reported by convertType
+    return nullptr;
+  if (type == ascribed)
+    return value;
+  error(stmt.ascription->loc)
+      << "'" << stmt.name << "' has type " << formatType(type)
+      << " but is ascribed type " << formatType(ascribed);
+  return nullptr;
 }
 
 Value MLIRGen::genExpr(const Expr &expr) {

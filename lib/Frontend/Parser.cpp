@@ -98,6 +98,7 @@ private:
   ExprPtr parseCallForm(const SurfaceOp &op, SourceLoc loc, ExprPtr receiver);
   bool parseAttrValue(const SurfaceAttr &attr, AttrValue &value);
   bool parseNamedAttr(Expr &expr);
+  ExprPtr checkHeight(ExprPtr expr);
   bool finishOp(Expr &expr);
   bool checkBindable(const Token &name, const char *what);
 
@@ -106,6 +107,11 @@ private:
   DiagnosticList &diags;
   unsigned depth = 0; // expression nesting, bounded against stack overflow
 };
+
+/// The deepest expression tree the parser builds. Operator and method
+/// chains are parsed by loops, but everything downstream walks the tree
+/// recursively.
+constexpr unsigned kMaxTreeHeight = 1024;
 
 /// Bounds recursion so that deeply nested input is an error, not a crash.
 class DepthGuard {
@@ -403,7 +409,7 @@ ExprPtr Parser::parseBinary(int level) {
     }
     binary->operands.push_back(std::move(lhs));
     binary->operands.push_back(std::move(rhs));
-    lhs = std::move(binary);
+    lhs = checkHeight(std::move(binary));
   }
   return lhs;
 }
@@ -434,7 +440,7 @@ ExprPtr Parser::parseUnary() {
   unary->token = "-";
   unary->op = lookupPrefixOp("-");
   unary->operands.push_back(std::move(operand));
-  return unary;
+  return checkHeight(std::move(unary));
 }
 
 ExprPtr Parser::parsePostfix() {
@@ -526,7 +532,22 @@ ExprPtr Parser::parseAtom() {
   }
   if (!expectClose(TokenKind::RParen, ")", open))
     return nullptr;
-  return call;
+  return checkHeight(std::move(call));
+}
+
+/// Sets the height of a new node from its operands; null (after an error)
+/// when the tree is too deep.
+ExprPtr Parser::checkHeight(ExprPtr expr) {
+  if (!expr)
+    return nullptr;
+  for (const ExprPtr &operand : expr->operands)
+    expr->height = std::max(expr->height, operand->height + 1);
+  if (expr->height <= kMaxTreeHeight)
+    return expr;
+  error(expr->loc, "expression is nested too deeply (more than " +
+                       std::to_string(kMaxTreeHeight) +
+                       " operations deep)");
+  return nullptr;
 }
 
 /// `name=value` for one of the op's attributes, stored in `expr.attrs`.
@@ -629,7 +650,7 @@ ExprPtr Parser::parseAttrForm(const SurfaceOp &op, SourceLoc loc) {
       return nullptr;
     expr->operands.push_back(std::move(operand));
   }
-  return finishOp(*expr) ? std::move(expr) : nullptr;
+  return finishOp(*expr) ? checkHeight(std::move(expr)) : nullptr;
 }
 
 ExprPtr Parser::parseCallForm(const SurfaceOp &op, SourceLoc loc,
@@ -680,7 +701,7 @@ ExprPtr Parser::parseCallForm(const SurfaceOp &op, SourceLoc loc,
   }
   if (!expectClose(TokenKind::RParen, ")", open))
     return nullptr;
-  return finishOp(*expr) ? std::move(expr) : nullptr;
+  return finishOp(*expr) ? checkHeight(std::move(expr)) : nullptr;
 }
 
 /// Checks operand and attribute counts of a parsed op.

@@ -31,6 +31,12 @@ static llvm::cl::opt<bool>
                               "beside the output (out.so -> out.h)"),
                llvm::cl::init(false));
 
+static llvm::cl::opt<bool> sanitizeAddress(
+    "sanitize-address",
+    llvm::cl::desc("with --kina-to-so, instrument the generated code with "
+                   "AddressSanitizer (load it from an ASan-built process)"),
+    llvm::cl::init(false));
+
 /// The path given with `-o`, owned by mlir-translate's driver.
 static std::string outputPath() {
   auto &options = llvm::cl::getRegisteredOptions();
@@ -81,7 +87,9 @@ static LogicalResult translateToSharedObject(
                           << ec.message();
   llvm::scope_exit cleanup([&] { llvm::sys::fs::remove(temporary); });
   CompileArtifacts artifacts;
-  if (failed(compileToSharedObject(*module, temporary, &artifacts)))
+  CompileOptions options;
+  options.sanitizeAddress = sanitizeAddress;
+  if (failed(compileToSharedObject(*module, temporary, options, &artifacts)))
     return failure();
   auto bytes = llvm::MemoryBuffer::getFile(temporary, /*IsText=*/false);
   if (!bytes)

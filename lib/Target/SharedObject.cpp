@@ -26,12 +26,11 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
@@ -150,7 +149,8 @@ static LogicalResult addCInterface(llvm::Module &module,
   return success();
 }
 
-static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+static void optimize(llvm::Module &module, llvm::TargetMachine &machine,
+                     const CompileOptions &options) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -161,24 +161,31 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
+  if (options.sanitizeAddress) {
+    for (llvm::Function &fn : module)
+      if (!fn.isDeclaration())
+        fn.addFnAttr(llvm::Attribute::SanitizeAddress);
+    builder.registerOptimizerLastEPCallback(
+        [](llvm::ModulePassManager &pm, llvm::OptimizationLevel,
+           llvm::ThinOrFullLTOPhase) {
+          pm.addPass(llvm::AddressSanitizerPass(llvm::AddressSanitizerOptions()));
+        });
+  }
   builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
       .run(module, mam);
 }
 
-static LogicalResult emitObject(llvm::Module &module,
-                                llvm::TargetMachine &machine,
-                                StringRef path, Location loc) {
-  std::error_code ec;
-  llvm::ToolOutputFile object(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return emitError(loc) << "cannot write " << path << ": " << ec.message();
+static FailureOr<std::string> emitObject(llvm::Module &module,
+                                         llvm::TargetMachine &machine,
+                                         Location loc) {
+  SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen;
-  if (machine.addPassesToEmitFile(codegen, object.os(), nullptr,
+  if (machine.addPassesToEmitFile(codegen, os, nullptr,
                                   llvm::CodeGenFileType::ObjectFile))
     return emitError(loc) << "the host target cannot emit object files";
   codegen.run(module);
-  object.keep();
-  return success();
+  return std::string(buffer.begin(), buffer.end());
 }
 
 static LogicalResult link(StringRef object, StringRef output, Location loc) {
@@ -197,9 +204,9 @@ static LogicalResult link(StringRef object, StringRef output, Location loc) {
   return success();
 }
 
-LogicalResult mlir::kina::compileToSharedObject(ModuleOp kinaModule,
-                                                StringRef path,
-                                                CompileArtifacts *artifacts) {
+FailureOr<std::string>
+mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
+                            CompileArtifacts *artifacts) {
   MLIRContext *context = kinaModule.getContext();
   Location loc = kinaModule.getLoc();
   CompileArtifacts local;
@@ -248,27 +255,43 @@ LogicalResult mlir::kina::compileToSharedObject(ModuleOp kinaModule,
     return failure();
   if (llvm::verifyModule(*llvmModule, &llvm::errs()))
     return emitError(loc) << "internal error: invalid LLVM IR";
-  optimize(*llvmModule, *machine);
+  optimize(*llvmModule, *machine, options);
   {
     llvm::raw_string_ostream os(out.llvmIR);
     llvmModule->print(os, nullptr);
   }
+  return emitObject(*llvmModule, *machine, loc);
+}
 
-  // Object and link in a private directory; the result is renamed into
+LogicalResult mlir::kina::compileToSharedObject(ModuleOp kinaModule,
+                                                StringRef path,
+                                                const CompileOptions &options,
+                                                CompileArtifacts *artifacts) {
+  FailureOr<std::string> object =
+      compileToObject(kinaModule, options, artifacts);
+  if (failed(object))
+    return failure();
+  Location loc = kinaModule.getLoc();
+  StageScope stage(kinaModule.getContext(), "linking the shared object");
+  // Object and link in a private directory; the result is copied into
   // place only when complete.
   SmallString<128> dir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("kina", dir))
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("kina", dir))
     return emitError(loc) << "cannot create a temporary directory: "
                           << ec.message();
-  llvm::scope_exit cleanup([&] {
-    llvm::sys::fs::remove_directories(dir);
-  });
-  SmallString<128> object(dir), linked(dir);
-  llvm::sys::path::append(object, "module.o");
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove_directories(dir); });
+  SmallString<128> objectPath(dir), linked(dir);
+  llvm::sys::path::append(objectPath, "module.o");
   llvm::sys::path::append(linked, "module.so");
-  if (failed(emitObject(*llvmModule, *machine, object, loc)) ||
-      failed(link(object, linked, loc)))
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec);
+    if (ec)
+      return emitError(loc) << "cannot write " << objectPath << ": "
+                            << ec.message();
+    os << *object;
+  }
+  if (failed(link(objectPath, linked, loc)))
     return failure();
   if (std::error_code ec = llvm::sys::fs::copy_file(linked, path))
     return emitError(loc) << "cannot write " << path << ": " << ec.message();

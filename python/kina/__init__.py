@@ -16,8 +16,8 @@ import tempfile
 
 from . import _kina
 
-__all__ = ["CompileError", "Module", "Param", "Signature", "compile",
-           "compile_file", "load"]
+__all__ = ["CompileError", "Module", "Param", "Signature", "check",
+           "compile", "compile_file", "load"]
 
 
 class CompileError(Exception):
@@ -94,13 +94,27 @@ class Module:
             raise
 
 
-def compile(source, filename="<string>"):
-    """Compiles `.kina` source text; raises CompileError."""
+def _check_text(source, filename, caller):
     if not isinstance(source, str):
-        raise TypeError("kina.compile expects the program text as str, got %s"
-                        % type(source).__name__)
+        raise TypeError("kina.%s expects the program text as str, got %s" %
+                        (caller, type(source).__name__))
     if not isinstance(filename, str):
         raise TypeError("filename must be a str")
+
+
+def check(source, filename="<string>"):
+    """Parses and type-checks `.kina` source without compiling it; returns
+    the kina dialect module as text, or raises CompileError."""
+    _check_text(source, filename, "check")
+    ok, diagnostics, kina_ir = _kina.check(source, filename)
+    if not ok:
+        raise CompileError(diagnostics.rstrip())
+    return kina_ir
+
+
+def compile(source, filename="<string>"):
+    """Compiles `.kina` source text; raises CompileError."""
+    _check_text(source, filename, "compile")
     directory = tempfile.mkdtemp(prefix="kina-")
     try:
         path = os.path.join(directory, "module.so")

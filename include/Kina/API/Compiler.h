@@ -25,6 +25,10 @@ CompileOutput compileKinaSource(const std::string &text,
                                 const std::string &filename,
                                 const std::string &soPath);
 
+/// Parses and type-checks only: `ok`, `diagnostics` and `kinaIR`.
+CompileOutput checkKinaSource(const std::string &text,
+                              const std::string &filename);
+
 } // namespace kina
 
 #endif // KINA_API_COMPILER_H

@@ -61,6 +61,9 @@ struct Expr {
   std::vector<ExprPtr> operands; // Binary: lhs, rhs; Op, Call: arguments
   /// Op: attributes by position in `op->attrs`; unset when not written.
   std::vector<std::optional<AttrValue>> attrs;
+  /// Height of the tree below (a leaf is 1). The parser bounds it, so that
+  /// everything that walks expressions recursively has bounded depth.
+  unsigned height = 1;
 
   Expr(Kind kind, SourceLoc loc) : kind(kind), loc(loc) {}
   /// An op whose attribute is to come from the infix operator around it.

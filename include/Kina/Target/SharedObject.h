@@ -18,11 +18,24 @@ struct CompileArtifacts {
   ::kina::ModuleSignature signature;
 };
 
+struct CompileOptions {
+  /// Instrument the generated code with AddressSanitizer. The process that
+  /// loads the .so must provide the ASan runtime (an ASan-built driver).
+  bool sanitizeAddress = false;
+};
+
+/// Compiles a kina module (it is not modified) to a relocatable object in
+/// memory: the whole pipeline up to, not including, the link.
+FailureOr<std::string> compileToObject(ModuleOp module,
+                                       const CompileOptions &options = {},
+                                       CompileArtifacts *artifacts = nullptr);
+
 /// Compiles a kina module (it is not modified) to a shared object at
 /// `path` that exports the C ABI of interfaces.md and needs only libc and
 /// libm. Code is generated for the host CPU. On failure, diagnostics name
 /// the location and the stage, and no file is left at `path`.
 LogicalResult compileToSharedObject(ModuleOp module, llvm::StringRef path,
+                                    const CompileOptions &options = {},
                                     CompileArtifacts *artifacts = nullptr);
 
 /// Registers `--kina-to-so` (a .kina or kina .mlir input; `--emit-header`
