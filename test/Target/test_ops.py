@@ -31,6 +31,9 @@ fn mm3(a: Tensor[F32, [2, 3, 5], @host], b: Tensor[F32, [2, 5, 4], @host]) -> Te
 fn mm4(a: Tensor[F32, [2, 3, 4, 5], @host], b: Tensor[F32, [2, 3, 5, 2], @host]) -> Tensor[F32, [2, 3, 4, 2], @host] {
   return a @ b
 }
+fn mm_shared(a: Tensor[F32, [2, 3, 4, 5], @host], w: Tensor[F32, [5, 2], @host]) -> Tensor[F32, [2, 3, 4, 2], @host] {
+  return a @ broadcast(w)
+}
 fn bcast_leading(x: Tensor[F32, [3, 4], @host]) -> Tensor[F32, [2, 3, 4], @host] {
   return broadcast[shape=[2, 3, 4]] x
 }
@@ -151,6 +154,8 @@ def test_matmul_every_rank(so):
     close(run(so, "mm3", a, b), a @ b)
     a, b = f32(2, 3, 4, 5), f32(2, 3, 5, 2)
     close(run(so, "mm4", a, b), a @ b)
+    w = f32(5, 2)
+    close(run(so, "mm_shared", a, w), a @ w)
 
 
 def test_broadcast(so):

@@ -9,6 +9,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Iterators.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::kina {
@@ -71,6 +73,12 @@ struct ConvertKinaToLinalgPass
         failed(returnGatherStatus(module, checks)))
       return signalPassFailure();
     module.walk(dropKinaAttributes);
+    // Patterns may leave values unused (a weight broadcast that a matmul
+    // reads through): drop them, users before producers.
+    module.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
+      if (isOpTriviallyDead(op))
+        op->erase();
+    });
   }
 };
 } // namespace

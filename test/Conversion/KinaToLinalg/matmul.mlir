@@ -31,3 +31,19 @@ func.func @rank4(%a: !kina.tensor<2x3x4x2xf32, @host>, %b: !kina.tensor<2x3x2x5x
   %0 = kina.matmul %a, %b : (!kina.tensor<2x3x4x2xf32, @host>, !kina.tensor<2x3x2x5xf32, @host>) -> !kina.tensor<2x3x4x5xf32, @host>
   return %0 : !kina.tensor<2x3x4x5xf32, @host>
 }
+
+// -----
+
+// x @ broadcast(w): the batch folds into M and w is used as it is; the
+// broadcast copy of w is dead and dropped.
+// CHECK-LABEL: func.func @shared_rhs
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4x5xf32>, %[[W:.*]]: tensor<5x7xf32>)
+// CHECK-NOT: linalg.broadcast
+// CHECK: %[[X2:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1, 2], [3]] : tensor<2x3x4x5xf32> into tensor<24x5xf32>
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[X2]], %[[W]] : tensor<24x5xf32>, tensor<5x7xf32>)
+// CHECK: tensor.expand_shape %[[P]] {{\[\[}}0, 1, 2], [3]] output_shape [2, 3, 4, 7] : tensor<24x7xf32> into tensor<2x3x4x7xf32>
+func.func @shared_rhs(%x: !kina.tensor<2x3x4x5xf32, @host>, %w: !kina.tensor<5x7xf32, @host>) -> !kina.tensor<2x3x4x7xf32, @host> {
+  %wb = kina.broadcast %w to [2, 3, 5, 7] : !kina.tensor<5x7xf32, @host> -> !kina.tensor<2x3x5x7xf32, @host>
+  %0 = kina.matmul %x, %wb : (!kina.tensor<2x3x4x5xf32, @host>, !kina.tensor<2x3x5x7xf32, @host>) -> !kina.tensor<2x3x4x7xf32, @host>
+  return %0 : !kina.tensor<2x3x4x7xf32, @host>
+}

@@ -9,12 +9,12 @@ module {
     ^bb0(%in: i64, %out: f32):
       %c0_i64 = arith.constant 0 : i64
       %c7_i64 = arith.constant 7 : i64
-      %50 = arith.maxsi %in, %c0_i64 : i64
-      %51 = arith.minsi %50, %c7_i64 : i64
-      %52 = arith.index_cast %51 : i64 to index
-      %53 = linalg.index 2 : index
-      %extracted_31 = tensor.extract %arg1[%52, %53] : tensor<8x4xf32>
-      linalg.yield %extracted_31 : f32
+      %45 = arith.maxsi %in, %c0_i64 : i64
+      %46 = arith.minsi %45, %c7_i64 : i64
+      %47 = arith.index_cast %46 : i64 to index
+      %48 = linalg.index 2 : index
+      %extracted_36 = tensor.extract %arg1[%47, %48] : tensor<8x4xf32>
+      linalg.yield %extracted_36 : f32
     } -> tensor<1x4x4xf32>
     %true = arith.constant true
     %2 = tensor.empty() : tensor<i1>
@@ -23,125 +23,125 @@ module {
       (%in: i64, %init: i1) {
         %c0_i64 = arith.constant 0 : i64
         %c8_i64 = arith.constant 8 : i64
-        %50 = arith.cmpi sge, %in, %c0_i64 : i64
-        %51 = arith.cmpi slt, %in, %c8_i64 : i64
-        %52 = arith.andi %50, %51 : i1
-        %53 = arith.andi %52, %init : i1
-        linalg.yield %53 : i1
+        %45 = arith.cmpi sge, %in, %c0_i64 : i64
+        %46 = arith.cmpi slt, %in, %c8_i64 : i64
+        %47 = arith.andi %45, %46 : i1
+        %48 = arith.andi %47, %init : i1
+        linalg.yield %48 : i1
       }
     %extracted = tensor.extract %reduced[] : tensor<i1>
-    %4 = tensor.empty() : tensor<1x4x4xf32>
-    %broadcasted = linalg.broadcast ins(%arg2 : tensor<4x4xf32>) outs(%4 : tensor<1x4x4xf32>) dimensions = [0] 
+    %collapsed = tensor.collapse_shape %1 [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
     %cst = arith.constant 0.000000e+00 : f32
-    %5 = tensor.empty() : tensor<1x4x4xf32>
-    %6 = linalg.fill ins(%cst : f32) outs(%5 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %7 = linalg.batch_matmul ins(%1, %broadcasted : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%6 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %collapsed = tensor.collapse_shape %7 [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
-    %expanded = tensor.expand_shape %collapsed [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
-    %8 = tensor.empty() : tensor<1x2x4x2xf32>
-    %transposed = linalg.transpose ins(%expanded : tensor<1x4x2x2xf32>) outs(%8 : tensor<1x2x4x2xf32>) permutation = [0, 2, 1, 3] 
-    %9 = tensor.empty() : tensor<1x4x4xf32>
-    %broadcasted_0 = linalg.broadcast ins(%arg3 : tensor<4x4xf32>) outs(%9 : tensor<1x4x4xf32>) dimensions = [0] 
-    %cst_1 = arith.constant 0.000000e+00 : f32
-    %10 = tensor.empty() : tensor<1x4x4xf32>
-    %11 = linalg.fill ins(%cst_1 : f32) outs(%10 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %12 = linalg.batch_matmul ins(%1, %broadcasted_0 : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%11 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %collapsed_2 = tensor.collapse_shape %12 [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
-    %expanded_3 = tensor.expand_shape %collapsed_2 [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
-    %13 = tensor.empty() : tensor<1x2x2x4xf32>
-    %transposed_4 = linalg.transpose ins(%expanded_3 : tensor<1x4x2x2xf32>) outs(%13 : tensor<1x2x2x4xf32>) permutation = [0, 2, 3, 1] 
-    %14 = tensor.empty() : tensor<1x4x4xf32>
-    %broadcasted_5 = linalg.broadcast ins(%arg4 : tensor<4x4xf32>) outs(%14 : tensor<1x4x4xf32>) dimensions = [0] 
-    %cst_6 = arith.constant 0.000000e+00 : f32
-    %15 = tensor.empty() : tensor<1x4x4xf32>
-    %16 = linalg.fill ins(%cst_6 : f32) outs(%15 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %17 = linalg.batch_matmul ins(%1, %broadcasted_5 : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%16 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %collapsed_7 = tensor.collapse_shape %17 [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
-    %expanded_8 = tensor.expand_shape %collapsed_7 [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
-    %18 = tensor.empty() : tensor<1x2x4x2xf32>
-    %transposed_9 = linalg.transpose ins(%expanded_8 : tensor<1x4x2x2xf32>) outs(%18 : tensor<1x2x4x2xf32>) permutation = [0, 2, 1, 3] 
-    %collapsed_10 = tensor.collapse_shape %transposed [[0, 1], [2], [3]] : tensor<1x2x4x2xf32> into tensor<2x4x2xf32>
-    %collapsed_11 = tensor.collapse_shape %transposed_4 [[0, 1], [2], [3]] : tensor<1x2x2x4xf32> into tensor<2x2x4xf32>
-    %cst_12 = arith.constant 0.000000e+00 : f32
-    %19 = tensor.empty() : tensor<2x4x4xf32>
-    %20 = linalg.fill ins(%cst_12 : f32) outs(%19 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
-    %21 = linalg.batch_matmul ins(%collapsed_10, %collapsed_11 : tensor<2x4x2xf32>, tensor<2x2x4xf32>) outs(%20 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
-    %expanded_13 = tensor.expand_shape %21 [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
+    %4 = tensor.empty() : tensor<4x4xf32>
+    %5 = linalg.fill ins(%cst : f32) outs(%4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %6 = linalg.matmul ins(%collapsed, %arg2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%5 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %expanded = tensor.expand_shape %6 [[0, 1], [2]] output_shape [1, 4, 4] : tensor<4x4xf32> into tensor<1x4x4xf32>
+    %collapsed_0 = tensor.collapse_shape %expanded [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
+    %expanded_1 = tensor.expand_shape %collapsed_0 [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
+    %7 = tensor.empty() : tensor<1x2x4x2xf32>
+    %transposed = linalg.transpose ins(%expanded_1 : tensor<1x4x2x2xf32>) outs(%7 : tensor<1x2x4x2xf32>) permutation = [0, 2, 1, 3] 
+    %collapsed_2 = tensor.collapse_shape %1 [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+    %cst_3 = arith.constant 0.000000e+00 : f32
+    %8 = tensor.empty() : tensor<4x4xf32>
+    %9 = linalg.fill ins(%cst_3 : f32) outs(%8 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %10 = linalg.matmul ins(%collapsed_2, %arg3 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%9 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %expanded_4 = tensor.expand_shape %10 [[0, 1], [2]] output_shape [1, 4, 4] : tensor<4x4xf32> into tensor<1x4x4xf32>
+    %collapsed_5 = tensor.collapse_shape %expanded_4 [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
+    %expanded_6 = tensor.expand_shape %collapsed_5 [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
+    %11 = tensor.empty() : tensor<1x2x2x4xf32>
+    %transposed_7 = linalg.transpose ins(%expanded_6 : tensor<1x4x2x2xf32>) outs(%11 : tensor<1x2x2x4xf32>) permutation = [0, 2, 3, 1] 
+    %collapsed_8 = tensor.collapse_shape %1 [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+    %cst_9 = arith.constant 0.000000e+00 : f32
+    %12 = tensor.empty() : tensor<4x4xf32>
+    %13 = linalg.fill ins(%cst_9 : f32) outs(%12 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %14 = linalg.matmul ins(%collapsed_8, %arg4 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%13 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %expanded_10 = tensor.expand_shape %14 [[0, 1], [2]] output_shape [1, 4, 4] : tensor<4x4xf32> into tensor<1x4x4xf32>
+    %collapsed_11 = tensor.collapse_shape %expanded_10 [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
+    %expanded_12 = tensor.expand_shape %collapsed_11 [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
+    %15 = tensor.empty() : tensor<1x2x4x2xf32>
+    %transposed_13 = linalg.transpose ins(%expanded_12 : tensor<1x4x2x2xf32>) outs(%15 : tensor<1x2x4x2xf32>) permutation = [0, 2, 1, 3] 
+    %collapsed_14 = tensor.collapse_shape %transposed [[0, 1], [2], [3]] : tensor<1x2x4x2xf32> into tensor<2x4x2xf32>
+    %collapsed_15 = tensor.collapse_shape %transposed_7 [[0, 1], [2], [3]] : tensor<1x2x2x4xf32> into tensor<2x2x4xf32>
+    %cst_16 = arith.constant 0.000000e+00 : f32
+    %16 = tensor.empty() : tensor<2x4x4xf32>
+    %17 = linalg.fill ins(%cst_16 : f32) outs(%16 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %18 = linalg.batch_matmul ins(%collapsed_14, %collapsed_15 : tensor<2x4x2xf32>, tensor<2x2x4xf32>) outs(%17 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %expanded_17 = tensor.expand_shape %18 [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
+    %19 = tensor.empty() : tensor<1x2x4x4xf32>
+    %broadcasted = linalg.broadcast ins(%arg7 : tensor<f32>) outs(%19 : tensor<1x2x4x4xf32>) dimensions = [0, 1, 2, 3] 
+    %20 = tensor.empty() : tensor<1x2x4x4xf32>
+    %21 = linalg.generic {indexing_maps = [#map2, #map2, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_17, %broadcasted : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%20 : tensor<1x2x4x4xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %45 = arith.mulf %in, %in_36 : f32
+      linalg.yield %45 : f32
+    } -> tensor<1x2x4x4xf32>
     %22 = tensor.empty() : tensor<1x2x4x4xf32>
-    %broadcasted_14 = linalg.broadcast ins(%arg7 : tensor<f32>) outs(%22 : tensor<1x2x4x4xf32>) dimensions = [0, 1, 2, 3] 
+    %broadcasted_18 = linalg.broadcast ins(%arg8 : tensor<4x4xf32>) outs(%22 : tensor<1x2x4x4xf32>) dimensions = [0, 1] 
     %23 = tensor.empty() : tensor<1x2x4x4xf32>
-    %24 = linalg.generic {indexing_maps = [#map2, #map2, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_13, %broadcasted_14 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%23 : tensor<1x2x4x4xf32>) {
-    ^bb0(%in: f32, %in_31: f32, %out: f32):
-      %50 = arith.mulf %in, %in_31 : f32
-      linalg.yield %50 : f32
+    %24 = linalg.generic {indexing_maps = [#map2, #map2, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%21, %broadcasted_18 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%23 : tensor<1x2x4x4xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %45 = arith.addf %in, %in_36 : f32
+      linalg.yield %45 : f32
     } -> tensor<1x2x4x4xf32>
-    %25 = tensor.empty() : tensor<1x2x4x4xf32>
-    %broadcasted_15 = linalg.broadcast ins(%arg8 : tensor<4x4xf32>) outs(%25 : tensor<1x2x4x4xf32>) dimensions = [0, 1] 
-    %26 = tensor.empty() : tensor<1x2x4x4xf32>
-    %27 = linalg.generic {indexing_maps = [#map2, #map2, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%24, %broadcasted_15 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%26 : tensor<1x2x4x4xf32>) {
-    ^bb0(%in: f32, %in_31: f32, %out: f32):
-      %50 = arith.addf %in, %in_31 : f32
-      linalg.yield %50 : f32
-    } -> tensor<1x2x4x4xf32>
-    %cst_16 = arith.constant 0xFF800000 : f32
-    %28 = tensor.empty() : tensor<1x2x4xf32>
-    %29 = linalg.fill ins(%cst_16 : f32) outs(%28 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
-    %reduced_17 = linalg.reduce ins(%27 : tensor<1x2x4x4xf32>) outs(%29 : tensor<1x2x4xf32>) dimensions = [3] 
+    %cst_19 = arith.constant 0xFF800000 : f32
+    %25 = tensor.empty() : tensor<1x2x4xf32>
+    %26 = linalg.fill ins(%cst_19 : f32) outs(%25 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+    %reduced_20 = linalg.reduce ins(%24 : tensor<1x2x4x4xf32>) outs(%26 : tensor<1x2x4xf32>) dimensions = [3] 
       (%in: f32, %init: f32) {
-        %50 = arith.maximumf %in, %init : f32
-        linalg.yield %50 : f32
+        %45 = arith.maximumf %in, %init : f32
+        linalg.yield %45 : f32
       }
-    %30 = tensor.empty() : tensor<1x2x4x4xf32>
-    %31 = linalg.generic {indexing_maps = [#map2, #map3, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%27, %reduced_17 : tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) outs(%30 : tensor<1x2x4x4xf32>) {
-    ^bb0(%in: f32, %in_31: f32, %out: f32):
-      %50 = arith.subf %in, %in_31 : f32
-      %51 = math.exp %50 : f32
-      linalg.yield %51 : f32
+    %27 = tensor.empty() : tensor<1x2x4x4xf32>
+    %28 = linalg.generic {indexing_maps = [#map2, #map3, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%24, %reduced_20 : tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) outs(%27 : tensor<1x2x4x4xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %45 = arith.subf %in, %in_36 : f32
+      %46 = math.exp %45 : f32
+      linalg.yield %46 : f32
     } -> tensor<1x2x4x4xf32>
-    %cst_18 = arith.constant 0.000000e+00 : f32
-    %32 = tensor.empty() : tensor<1x2x4xf32>
-    %33 = linalg.fill ins(%cst_18 : f32) outs(%32 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
-    %reduced_19 = linalg.reduce ins(%31 : tensor<1x2x4x4xf32>) outs(%33 : tensor<1x2x4xf32>) dimensions = [3] 
+    %cst_21 = arith.constant 0.000000e+00 : f32
+    %29 = tensor.empty() : tensor<1x2x4xf32>
+    %30 = linalg.fill ins(%cst_21 : f32) outs(%29 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+    %reduced_22 = linalg.reduce ins(%28 : tensor<1x2x4x4xf32>) outs(%30 : tensor<1x2x4xf32>) dimensions = [3] 
       (%in: f32, %init: f32) {
-        %50 = arith.addf %in, %init : f32
-        linalg.yield %50 : f32
+        %45 = arith.addf %in, %init : f32
+        linalg.yield %45 : f32
       }
-    %34 = tensor.empty() : tensor<1x2x4x4xf32>
-    %35 = linalg.generic {indexing_maps = [#map2, #map3, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%31, %reduced_19 : tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) outs(%34 : tensor<1x2x4x4xf32>) {
-    ^bb0(%in: f32, %in_31: f32, %out: f32):
-      %50 = arith.divf %in, %in_31 : f32
-      linalg.yield %50 : f32
+    %31 = tensor.empty() : tensor<1x2x4x4xf32>
+    %32 = linalg.generic {indexing_maps = [#map2, #map3, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%28, %reduced_22 : tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) outs(%31 : tensor<1x2x4x4xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %45 = arith.divf %in, %in_36 : f32
+      linalg.yield %45 : f32
     } -> tensor<1x2x4x4xf32>
-    %collapsed_20 = tensor.collapse_shape %35 [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
-    %collapsed_21 = tensor.collapse_shape %transposed_9 [[0, 1], [2], [3]] : tensor<1x2x4x2xf32> into tensor<2x4x2xf32>
-    %cst_22 = arith.constant 0.000000e+00 : f32
-    %36 = tensor.empty() : tensor<2x4x2xf32>
-    %37 = linalg.fill ins(%cst_22 : f32) outs(%36 : tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
-    %38 = linalg.batch_matmul ins(%collapsed_20, %collapsed_21 : tensor<2x4x4xf32>, tensor<2x4x2xf32>) outs(%37 : tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
-    %expanded_23 = tensor.expand_shape %38 [[0, 1], [2], [3]] output_shape [1, 2, 4, 2] : tensor<2x4x2xf32> into tensor<1x2x4x2xf32>
-    %39 = tensor.empty() : tensor<1x4x2x2xf32>
-    %transposed_24 = linalg.transpose ins(%expanded_23 : tensor<1x2x4x2xf32>) outs(%39 : tensor<1x4x2x2xf32>) permutation = [0, 2, 1, 3] 
-    %collapsed_25 = tensor.collapse_shape %transposed_24 [[0, 1, 2, 3]] : tensor<1x4x2x2xf32> into tensor<16xf32>
-    %expanded_26 = tensor.expand_shape %collapsed_25 [[0, 1, 2]] output_shape [1, 4, 4] : tensor<16xf32> into tensor<1x4x4xf32>
+    %collapsed_23 = tensor.collapse_shape %32 [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+    %collapsed_24 = tensor.collapse_shape %transposed_13 [[0, 1], [2], [3]] : tensor<1x2x4x2xf32> into tensor<2x4x2xf32>
+    %cst_25 = arith.constant 0.000000e+00 : f32
+    %33 = tensor.empty() : tensor<2x4x2xf32>
+    %34 = linalg.fill ins(%cst_25 : f32) outs(%33 : tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
+    %35 = linalg.batch_matmul ins(%collapsed_23, %collapsed_24 : tensor<2x4x4xf32>, tensor<2x4x2xf32>) outs(%34 : tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
+    %expanded_26 = tensor.expand_shape %35 [[0, 1], [2], [3]] output_shape [1, 2, 4, 2] : tensor<2x4x2xf32> into tensor<1x2x4x2xf32>
+    %36 = tensor.empty() : tensor<1x4x2x2xf32>
+    %transposed_27 = linalg.transpose ins(%expanded_26 : tensor<1x2x4x2xf32>) outs(%36 : tensor<1x4x2x2xf32>) permutation = [0, 2, 1, 3] 
+    %collapsed_28 = tensor.collapse_shape %transposed_27 [[0, 1, 2, 3]] : tensor<1x4x2x2xf32> into tensor<16xf32>
+    %expanded_29 = tensor.expand_shape %collapsed_28 [[0, 1, 2]] output_shape [1, 4, 4] : tensor<16xf32> into tensor<1x4x4xf32>
+    %collapsed_30 = tensor.collapse_shape %expanded_29 [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+    %cst_31 = arith.constant 0.000000e+00 : f32
+    %37 = tensor.empty() : tensor<4x4xf32>
+    %38 = linalg.fill ins(%cst_31 : f32) outs(%37 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %39 = linalg.matmul ins(%collapsed_30, %arg5 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%38 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %expanded_32 = tensor.expand_shape %39 [[0, 1], [2]] output_shape [1, 4, 4] : tensor<4x4xf32> into tensor<1x4x4xf32>
     %40 = tensor.empty() : tensor<1x4x4xf32>
-    %broadcasted_27 = linalg.broadcast ins(%arg5 : tensor<4x4xf32>) outs(%40 : tensor<1x4x4xf32>) dimensions = [0] 
-    %cst_28 = arith.constant 0.000000e+00 : f32
-    %41 = tensor.empty() : tensor<1x4x4xf32>
-    %42 = linalg.fill ins(%cst_28 : f32) outs(%41 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %43 = linalg.batch_matmul ins(%expanded_26, %broadcasted_27 : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%42 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %44 = tensor.empty() : tensor<1x4x4xf32>
-    %45 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %43 : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%44 : tensor<1x4x4xf32>) {
-    ^bb0(%in: f32, %in_31: f32, %out: f32):
-      %50 = arith.addf %in, %in_31 : f32
-      linalg.yield %50 : f32
+    %41 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %expanded_32 : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%40 : tensor<1x4x4xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %45 = arith.addf %in, %in_36 : f32
+      linalg.yield %45 : f32
     } -> tensor<1x4x4xf32>
-    %46 = tensor.empty() : tensor<1x4x8xf32>
-    %broadcasted_29 = linalg.broadcast ins(%arg6 : tensor<4x8xf32>) outs(%46 : tensor<1x4x8xf32>) dimensions = [0] 
-    %cst_30 = arith.constant 0.000000e+00 : f32
-    %47 = tensor.empty() : tensor<1x4x8xf32>
-    %48 = linalg.fill ins(%cst_30 : f32) outs(%47 : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
-    %49 = linalg.batch_matmul ins(%45, %broadcasted_29 : tensor<1x4x4xf32>, tensor<1x4x8xf32>) outs(%48 : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
-    return %49, %extracted : tensor<1x4x8xf32>, i1
+    %collapsed_33 = tensor.collapse_shape %41 [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+    %cst_34 = arith.constant 0.000000e+00 : f32
+    %42 = tensor.empty() : tensor<4x8xf32>
+    %43 = linalg.fill ins(%cst_34 : f32) outs(%42 : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %44 = linalg.matmul ins(%collapsed_33, %arg6 : tensor<4x4xf32>, tensor<4x8xf32>) outs(%43 : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %expanded_35 = tensor.expand_shape %44 [[0, 1], [2]] output_shape [1, 4, 8] : tensor<4x8xf32> into tensor<1x4x8xf32>
+    return %expanded_35, %extracted : tensor<1x4x8xf32>, i1
   }
   func.func @main(%arg0: tensor<1x4xi64>, %arg1: tensor<8x4xf32>, %arg2: tensor<4x4xf32>, %arg3: tensor<4x4xf32>, %arg4: tensor<4x4xf32>, %arg5: tensor<4x4xf32>, %arg6: tensor<4x8xf32>, %arg7: tensor<f32>, %arg8: tensor<4x4xf32>) -> (tensor<1x4x8xf32>, i1) {
     %0:2 = call @storylm0_forward(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8) : (tensor<1x4xi64>, tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x8xf32>, tensor<f32>, tensor<4x4xf32>) -> (tensor<1x4x8xf32>, i1)

@@ -139,12 +139,12 @@ module {
     ^bb0(%in: i64, %out: f32):
       %c0_i64 = arith.constant 0 : i64
       %c7_i64 = arith.constant 7 : i64
-      %31 = arith.maxsi %in, %c0_i64 : i64
-      %32 = arith.minsi %31, %c7_i64 : i64
-      %33 = arith.index_cast %32 : i64 to index
-      %34 = linalg.index 2 : index
-      %extracted_17 = tensor.extract %arg1[%33, %34] : tensor<8x4xf32>
-      linalg.yield %extracted_17 : f32
+      %26 = arith.maxsi %in, %c0_i64 : i64
+      %27 = arith.minsi %26, %c7_i64 : i64
+      %28 = arith.index_cast %27 : i64 to index
+      %29 = linalg.index 2 : index
+      %extracted_23 = tensor.extract %arg1[%28, %29] : tensor<8x4xf32>
+      linalg.yield %extracted_23 : f32
     } -> tensor<1x4x4xf32>
     %true = arith.constant true
     %2 = tensor.empty() : tensor<i1>
@@ -153,67 +153,67 @@ module {
       (%in: i64, %init: i1) {
         %c0_i64 = arith.constant 0 : i64
         %c8_i64 = arith.constant 8 : i64
-        %31 = arith.cmpi sge, %in, %c0_i64 : i64
-        %32 = arith.cmpi slt, %in, %c8_i64 : i64
-        %33 = arith.andi %31, %32 : i1
-        %34 = arith.andi %33, %init : i1
-        linalg.yield %34 : i1
+        %26 = arith.cmpi sge, %in, %c0_i64 : i64
+        %27 = arith.cmpi slt, %in, %c8_i64 : i64
+        %28 = arith.andi %26, %27 : i1
+        %29 = arith.andi %28, %init : i1
+        linalg.yield %29 : i1
       }
     %extracted = tensor.extract %reduced[] : tensor<i1>
-    %4 = tensor.empty() : tensor<1x4x4xf32>
-    %broadcasted = linalg.broadcast ins(%arg2 : tensor<4x4xf32>) outs(%4 : tensor<1x4x4xf32>) dimensions = [0] 
+    %collapsed = tensor.collapse_shape %1 [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
     %cst = arith.constant 0.000000e+00 : f32
-    %5 = tensor.empty() : tensor<1x4x4xf32>
-    %6 = linalg.fill ins(%cst : f32) outs(%5 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %7 = linalg.batch_matmul ins(%1, %broadcasted : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%6 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %collapsed = tensor.collapse_shape %7 [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
-    %expanded = tensor.expand_shape %collapsed [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
-    %8 = tensor.empty() : tensor<1x2x4x2xf32>
-    %transposed = linalg.transpose ins(%expanded : tensor<1x4x2x2xf32>) outs(%8 : tensor<1x2x4x2xf32>) permutation = [0, 2, 1, 3] 
-    %9 = tensor.empty() : tensor<1x4x4xf32>
-    %broadcasted_0 = linalg.broadcast ins(%arg3 : tensor<4x4xf32>) outs(%9 : tensor<1x4x4xf32>) dimensions = [0] 
-    %cst_1 = arith.constant 0.000000e+00 : f32
-    %10 = tensor.empty() : tensor<1x4x4xf32>
-    %11 = linalg.fill ins(%cst_1 : f32) outs(%10 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %12 = linalg.batch_matmul ins(%1, %broadcasted_0 : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%11 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %collapsed_2 = tensor.collapse_shape %12 [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
-    %expanded_3 = tensor.expand_shape %collapsed_2 [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
-    %13 = tensor.empty() : tensor<1x2x2x4xf32>
-    %transposed_4 = linalg.transpose ins(%expanded_3 : tensor<1x4x2x2xf32>) outs(%13 : tensor<1x2x2x4xf32>) permutation = [0, 2, 3, 1] 
-    %14 = tensor.empty() : tensor<1x4x4xf32>
-    %broadcasted_5 = linalg.broadcast ins(%arg4 : tensor<4x4xf32>) outs(%14 : tensor<1x4x4xf32>) dimensions = [0] 
-    %cst_6 = arith.constant 0.000000e+00 : f32
-    %15 = tensor.empty() : tensor<1x4x4xf32>
-    %16 = linalg.fill ins(%cst_6 : f32) outs(%15 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %17 = linalg.batch_matmul ins(%1, %broadcasted_5 : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%16 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %collapsed_7 = tensor.collapse_shape %17 [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
-    %expanded_8 = tensor.expand_shape %collapsed_7 [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
-    %18 = tensor.empty() : tensor<1x2x4x2xf32>
-    %transposed_9 = linalg.transpose ins(%expanded_8 : tensor<1x4x2x2xf32>) outs(%18 : tensor<1x2x4x2xf32>) permutation = [0, 2, 1, 3] 
-    %19 = call @tp_heads(%transposed, %transposed_4, %transposed_9, %arg7, %arg8) : (tensor<1x2x4x2xf32>, tensor<1x2x2x4xf32>, tensor<1x2x4x2xf32>, tensor<f32>, tensor<4x4xf32>) -> tensor<1x2x4x2xf32>
-    %20 = tensor.empty() : tensor<1x4x2x2xf32>
-    %transposed_10 = linalg.transpose ins(%19 : tensor<1x2x4x2xf32>) outs(%20 : tensor<1x4x2x2xf32>) permutation = [0, 2, 1, 3] 
-    %collapsed_11 = tensor.collapse_shape %transposed_10 [[0, 1, 2, 3]] : tensor<1x4x2x2xf32> into tensor<16xf32>
-    %expanded_12 = tensor.expand_shape %collapsed_11 [[0, 1, 2]] output_shape [1, 4, 4] : tensor<16xf32> into tensor<1x4x4xf32>
+    %4 = tensor.empty() : tensor<4x4xf32>
+    %5 = linalg.fill ins(%cst : f32) outs(%4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %6 = linalg.matmul ins(%collapsed, %arg2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%5 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %expanded = tensor.expand_shape %6 [[0, 1], [2]] output_shape [1, 4, 4] : tensor<4x4xf32> into tensor<1x4x4xf32>
+    %collapsed_0 = tensor.collapse_shape %expanded [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
+    %expanded_1 = tensor.expand_shape %collapsed_0 [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
+    %7 = tensor.empty() : tensor<1x2x4x2xf32>
+    %transposed = linalg.transpose ins(%expanded_1 : tensor<1x4x2x2xf32>) outs(%7 : tensor<1x2x4x2xf32>) permutation = [0, 2, 1, 3] 
+    %collapsed_2 = tensor.collapse_shape %1 [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+    %cst_3 = arith.constant 0.000000e+00 : f32
+    %8 = tensor.empty() : tensor<4x4xf32>
+    %9 = linalg.fill ins(%cst_3 : f32) outs(%8 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %10 = linalg.matmul ins(%collapsed_2, %arg3 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%9 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %expanded_4 = tensor.expand_shape %10 [[0, 1], [2]] output_shape [1, 4, 4] : tensor<4x4xf32> into tensor<1x4x4xf32>
+    %collapsed_5 = tensor.collapse_shape %expanded_4 [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
+    %expanded_6 = tensor.expand_shape %collapsed_5 [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
+    %11 = tensor.empty() : tensor<1x2x2x4xf32>
+    %transposed_7 = linalg.transpose ins(%expanded_6 : tensor<1x4x2x2xf32>) outs(%11 : tensor<1x2x2x4xf32>) permutation = [0, 2, 3, 1] 
+    %collapsed_8 = tensor.collapse_shape %1 [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+    %cst_9 = arith.constant 0.000000e+00 : f32
+    %12 = tensor.empty() : tensor<4x4xf32>
+    %13 = linalg.fill ins(%cst_9 : f32) outs(%12 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %14 = linalg.matmul ins(%collapsed_8, %arg4 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%13 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %expanded_10 = tensor.expand_shape %14 [[0, 1], [2]] output_shape [1, 4, 4] : tensor<4x4xf32> into tensor<1x4x4xf32>
+    %collapsed_11 = tensor.collapse_shape %expanded_10 [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
+    %expanded_12 = tensor.expand_shape %collapsed_11 [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
+    %15 = tensor.empty() : tensor<1x2x4x2xf32>
+    %transposed_13 = linalg.transpose ins(%expanded_12 : tensor<1x4x2x2xf32>) outs(%15 : tensor<1x2x4x2xf32>) permutation = [0, 2, 1, 3] 
+    %16 = call @tp_heads(%transposed, %transposed_7, %transposed_13, %arg7, %arg8) : (tensor<1x2x4x2xf32>, tensor<1x2x2x4xf32>, tensor<1x2x4x2xf32>, tensor<f32>, tensor<4x4xf32>) -> tensor<1x2x4x2xf32>
+    %17 = tensor.empty() : tensor<1x4x2x2xf32>
+    %transposed_14 = linalg.transpose ins(%16 : tensor<1x2x4x2xf32>) outs(%17 : tensor<1x4x2x2xf32>) permutation = [0, 2, 1, 3] 
+    %collapsed_15 = tensor.collapse_shape %transposed_14 [[0, 1, 2, 3]] : tensor<1x4x2x2xf32> into tensor<16xf32>
+    %expanded_16 = tensor.expand_shape %collapsed_15 [[0, 1, 2]] output_shape [1, 4, 4] : tensor<16xf32> into tensor<1x4x4xf32>
+    %collapsed_17 = tensor.collapse_shape %expanded_16 [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+    %cst_18 = arith.constant 0.000000e+00 : f32
+    %18 = tensor.empty() : tensor<4x4xf32>
+    %19 = linalg.fill ins(%cst_18 : f32) outs(%18 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %20 = linalg.matmul ins(%collapsed_17, %arg5 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%19 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %expanded_19 = tensor.expand_shape %20 [[0, 1], [2]] output_shape [1, 4, 4] : tensor<4x4xf32> into tensor<1x4x4xf32>
     %21 = tensor.empty() : tensor<1x4x4xf32>
-    %broadcasted_13 = linalg.broadcast ins(%arg5 : tensor<4x4xf32>) outs(%21 : tensor<1x4x4xf32>) dimensions = [0] 
-    %cst_14 = arith.constant 0.000000e+00 : f32
-    %22 = tensor.empty() : tensor<1x4x4xf32>
-    %23 = linalg.fill ins(%cst_14 : f32) outs(%22 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %24 = linalg.batch_matmul ins(%expanded_12, %broadcasted_13 : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%23 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
-    %25 = tensor.empty() : tensor<1x4x4xf32>
-    %26 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %24 : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%25 : tensor<1x4x4xf32>) {
-    ^bb0(%in: f32, %in_17: f32, %out: f32):
-      %31 = arith.addf %in, %in_17 : f32
-      linalg.yield %31 : f32
+    %22 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %expanded_19 : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%21 : tensor<1x4x4xf32>) {
+    ^bb0(%in: f32, %in_23: f32, %out: f32):
+      %26 = arith.addf %in, %in_23 : f32
+      linalg.yield %26 : f32
     } -> tensor<1x4x4xf32>
-    %27 = tensor.empty() : tensor<1x4x8xf32>
-    %broadcasted_15 = linalg.broadcast ins(%arg6 : tensor<4x8xf32>) outs(%27 : tensor<1x4x8xf32>) dimensions = [0] 
-    %cst_16 = arith.constant 0.000000e+00 : f32
-    %28 = tensor.empty() : tensor<1x4x8xf32>
-    %29 = linalg.fill ins(%cst_16 : f32) outs(%28 : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
-    %30 = linalg.batch_matmul ins(%26, %broadcasted_15 : tensor<1x4x4xf32>, tensor<1x4x8xf32>) outs(%29 : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
-    return %30, %extracted : tensor<1x4x8xf32>, i1
+    %collapsed_20 = tensor.collapse_shape %22 [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+    %cst_21 = arith.constant 0.000000e+00 : f32
+    %23 = tensor.empty() : tensor<4x8xf32>
+    %24 = linalg.fill ins(%cst_21 : f32) outs(%23 : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %25 = linalg.matmul ins(%collapsed_20, %arg6 : tensor<4x4xf32>, tensor<4x8xf32>) outs(%24 : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %expanded_22 = tensor.expand_shape %25 [[0, 1], [2]] output_shape [1, 4, 8] : tensor<4x8xf32> into tensor<1x4x8xf32>
+    return %expanded_22, %extracted : tensor<1x4x8xf32>, i1
   }
   func.func @main(%arg0: tensor<1x4xi64>, %arg1: tensor<8x4xf32>, %arg2: tensor<4x4xf32>, %arg3: tensor<4x4xf32>, %arg4: tensor<4x4xf32>, %arg5: tensor<4x4xf32>, %arg6: tensor<4x8xf32>, %arg7: tensor<f32>, %arg8: tensor<4x4xf32>) -> (tensor<1x4x8xf32>, i1) {
     %0:2 = call @storylm0_tp_heads(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8) : (tensor<1x4xi64>, tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x8xf32>, tensor<f32>, tensor<4x4xf32>) -> (tensor<1x4x8xf32>, i1)
