@@ -36,6 +36,12 @@ std::string describe(const kina::TensorSignature &t) {
   return numpyNames.at(t.dtype) + " of shape " + formatShape(t.shape);
 }
 
+/// `numpy.generic`, the base of NumPy's scalar types (looked up once).
+py::handle numpyGeneric() {
+  static py::object generic = py::module_::import("numpy").attr("generic");
+  return generic;
+}
+
 py::dtype numpyDtype(const std::string &dtype) {
   if (dtype == "f32")
     return py::dtype::of<float>();
@@ -50,6 +56,7 @@ struct Library {
   std::vector<py::dtype> paramDtypes; // flattened, per function
   std::vector<size_t> firstParam;
   std::vector<py::dtype> resultDtypes;
+  std::vector<std::vector<Py_intptr_t>> resultShapes;
 
   explicit Library(const std::string &path) {
     std::string error;
@@ -61,6 +68,8 @@ struct Library {
       for (const kina::TensorSignature &param : fn.params)
         paramDtypes.push_back(numpyDtype(param.dtype));
       resultDtypes.push_back(numpyDtype(fn.result.dtype));
+      resultShapes.emplace_back(fn.result.shape.begin(),
+                                fn.result.shape.end());
     }
   }
 };
@@ -93,63 +102,83 @@ public:
                             std::to_string(args.size()));
     }
     auto &api = py::detail::npy_api::get();
-    std::vector<py::array> arrays; // keeps every buffer alive during the call
-    arrays.reserve(count);
-    std::vector<void *> pointers(count + 1);
+    // The argument tuple keeps every ndarray alive; only arrays made here
+    // (from NumPy scalars, or dense copies) need holding.
+    std::vector<py::array> made;
+    constexpr size_t kInline = 32;
+    void *inlinePointers[kInline];
+    std::vector<void *> heapPointers;
+    void **pointers = inlinePointers;
+    if (count + 1 > kInline) {
+      heapPointers.resize(count + 1);
+      pointers = heapPointers.data();
+    }
     for (size_t i = 0; i < count; ++i) {
       const kina::TensorSignature &param = fn.params[i];
       const py::dtype &want = library->paramDtypes[library->firstParam[index] + i];
-      py::handle arg = args[i];
-      std::string where = fn.name + "(): parameter '" + param.name + "'";
-      if (!py::isinstance<py::array>(arg)) {
+      PyObject *arg = args[i].ptr();
+      std::string where; // built only when an error needs it
+      auto place = [&]() -> const std::string & {
+        if (where.empty())
+          where = fn.name + "(): parameter '" + param.name + "'";
+        return where;
+      };
+      PyObject *array = arg;
+      if (!api.PyArray_Check_(arg)) {
         // NumPy scalars (np.float32(0.5)) are 0-d arrays in all but type.
-        if (!api.PyArray_Check_(arg.ptr()) &&
-            !py::isinstance(arg, py::module_::import("numpy").attr("generic")))
-          throw py::type_error(where + " expects a NumPy array of " +
-                               describe(param) + ", got " +
-                               std::string(py::str(arg.get_type().attr(
-                                   "__name__"))));
+        if (!py::isinstance(arg, numpyGeneric()))
+          throw py::type_error(
+              place() + " expects a NumPy array of " + describe(param) +
+              ", got " +
+              std::string(py::str(py::handle(arg).get_type().attr(
+                  "__name__"))));
+        made.push_back(py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
+            arg, nullptr, 0, 0, py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_,
+            nullptr)));
+        if (!made.back())
+          throw py::error_already_set();
+        array = made.back().ptr();
       }
-      py::array array = py::reinterpret_steal<py::array>(
-          api.PyArray_FromAny_(arg.ptr(), nullptr, 0, 0,
-                               py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_,
-                               nullptr));
-      if (!array)
-        throw py::error_already_set();
-      if (!api.PyArray_EquivTypes_(array.dtype().ptr(), want.ptr()))
-        throw py::type_error(where + " expects " + describe(param) +
-                             ", got dtype " +
-                             std::string(py::str(array.dtype())));
-      bool sameShape = size_t(array.ndim()) == param.shape.size();
+      auto *proxy = py::detail::array_proxy(array);
+      if (!api.PyArray_EquivTypes_(proxy->descr, want.ptr()))
+        throw py::type_error(
+            place() + " expects " + describe(param) + ", got dtype " +
+            std::string(py::str(py::handle(proxy->descr))));
+      bool sameShape = size_t(proxy->nd) == param.shape.size();
       for (size_t d = 0; sameShape && d < param.shape.size(); ++d)
-        sameShape = array.shape(d) == param.shape[d];
+        sameShape = proxy->dimensions[d] == param.shape[d];
       if (!sameShape) {
-        std::vector<int64_t> got(array.shape(), array.shape() + array.ndim());
-        throw py::value_error(where + " expects " + describe(param) +
+        std::vector<int64_t> got(proxy->dimensions,
+                                 proxy->dimensions + proxy->nd);
+        throw py::value_error(place() + " expects " + describe(param) +
                               ", got shape " + formatShape(got));
       }
       // Compiled code reads dense, aligned, native-order buffers: copy
       // anything else (a view with strides, an unaligned buffer).
       constexpr int dense = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ |
                             py::detail::npy_api::NPY_ARRAY_ALIGNED_;
-      if ((py::detail::array_proxy(array.ptr())->flags & dense) != dense)
-        array = py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
-            array.ptr(), want.inc_ref().ptr(), 0, 0,
-            dense, nullptr));
-      if (!array)
-        throw py::error_already_set();
-      pointers[i] = const_cast<void *>(array.data());
-      arrays.push_back(std::move(array));
+      if ((proxy->flags & dense) != dense) {
+        made.push_back(py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
+            array, want.inc_ref().ptr(), 0, 0, dense, nullptr)));
+        if (!made.back())
+          throw py::error_already_set();
+        proxy = py::detail::array_proxy(made.back().ptr());
+      }
+      pointers[i] = proxy->data;
     }
-    py::array result(library->resultDtypes[index],
-                     std::vector<py::ssize_t>(fn.result.shape.begin(),
-                                              fn.result.shape.end()));
-    pointers[count] = result.mutable_data();
+    const std::vector<Py_intptr_t> &shape = library->resultShapes[index];
+    auto result = py::reinterpret_steal<py::array>(api.PyArray_NewFromDescr_(
+        api.PyArray_Type_, library->resultDtypes[index].inc_ref().ptr(),
+        int(shape.size()), const_cast<Py_intptr_t *>(shape.data()), nullptr,
+        nullptr, 0, nullptr));
+    if (!result)
+      throw py::error_already_set();
+    pointers[count] = py::detail::array_proxy(result.ptr())->data;
     kina::PackedEntry entry = library->shared->entry(index);
     int32_t status;
     {
       py::gil_scoped_release release;
-      status = entry(pointers.data());
+      status = entry(pointers);
     }
     if (status == 1)
       throw py::index_error(fn.name + "(): a gather id is outside [0, rows)");

@@ -9,7 +9,8 @@ packages=(
   "libclang-rt-$v-dev" libzstd-dev zlib1g-dev libz3-dev
   cmake ninja-build pybind11-dev python3-pybind11 python3-numpy python3-dev
   python3-pytest python3-torch python3-matplotlib jupyter-nbconvert
-  python3-nbformat python3-ipykernel
+  python3-nbformat python3-ipykernel python3-threadpoolctl
+  libopenblas0-pthread
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -39,6 +39,13 @@ void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Small temporaries live on the stack: no malloc/free per call for them.
+  // Large ones stay on the heap (a deep model would overflow the stack).
+  bufferization::PromoteBuffersToStackPassOptions toStack;
+  toStack.maxAllocSizeInBytes = 4096;
+  toStack.maxRankOfAllocatedMemRef = 4;
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createPromoteBuffersToStackPass(toStack));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createCanonicalizerPass());

@@ -51,17 +51,25 @@ def softmax(x, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def forward(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask):
+def _split_heads(token_ids, wq, heads):
+    """A reshape to [1, T, heads, Dh] for any width (T from the ids)."""
+    t = np.shape(token_ids)[-1]
+    dh = np.shape(wq)[1] // heads
+    return lambda flat: flat.reshape(B, t, heads, dh)
+
+
+def forward(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask, heads=H):
     """Every intermediate of the unsharded forward, by its name in the
-    reference algebra; `logits` is [1, 4, 8]."""
+    reference algebra; `logits` is [1, T, V] ([1, 4, 8] at the toy widths).
+    Other widths: pass `heads` (Dh is wq's columns / heads)."""
     x = embed[token_ids]
-    heads = lambda flat: flat.reshape(B, T, H, DH)
-    q = heads(x @ wq).transpose(0, 2, 1, 3)
-    k_t = heads(x @ wk).transpose(0, 2, 3, 1)
-    v = heads(x @ wv).transpose(0, 2, 1, 3)
+    split = _split_heads(token_ids, wq, heads)
+    q = split(x @ wq).transpose(0, 2, 1, 3)
+    k_t = split(x @ wk).transpose(0, 2, 3, 1)
+    v = split(x @ wv).transpose(0, 2, 1, 3)
     probs = softmax(q @ k_t * scale + mask, axis=3)
     context = probs @ v
-    attn = context.transpose(0, 2, 1, 3).reshape(B, T, H * DH)
+    attn = context.transpose(0, 2, 1, 3).reshape(B, x.shape[1], -1)
     residual = x + attn @ wo
     logits = residual @ lm_head
     return {"x": x, "q": q, "k_t": k_t, "v": v, "probs": probs,
@@ -69,21 +77,22 @@ def forward(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask):
             "logits": logits}
 
 
-def forward_torch(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask):
+def forward_torch(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask,
+                  heads=H):
     """The same algebra in PyTorch (float32), or None without torch."""
     try:
         import torch
     except ImportError:
         return None
-    t = lambda a: torch.from_numpy(np.ascontiguousarray(a))
+    t = lambda a: torch.from_numpy(np.asarray(a))
     x = t(embed)[t(token_ids)]
-    heads = lambda flat: flat.reshape(B, T, H, DH)
-    q = heads(x @ t(wq)).permute(0, 2, 1, 3)
-    k_t = heads(x @ t(wk)).permute(0, 2, 3, 1)
-    v = heads(x @ t(wv)).permute(0, 2, 1, 3)
+    split = _split_heads(token_ids, wq, heads)
+    q = split(x @ t(wq)).permute(0, 2, 1, 3)
+    k_t = split(x @ t(wk)).permute(0, 2, 3, 1)
+    v = split(x @ t(wv)).permute(0, 2, 1, 3)
     probs = torch.softmax(q @ k_t * t(scale) + t(mask), dim=3)
     context = probs @ v
-    attn = context.permute(0, 2, 1, 3).reshape(B, T, H * DH)
+    attn = context.permute(0, 2, 1, 3).reshape(B, x.shape[1], -1)
     residual = x + attn @ t(wo)
     return {"context": context.numpy(), "residual": residual.numpy(),
             "logits": (residual @ t(lm_head)).numpy()}

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Kina's benchmark: one command, every figure side by side.
+
+    /usr/bin/python3 bench/run.py [--quick] [--repeats N]
+
+1. the toy StoryLM-0 forward per call: Kina through the Python API and the
+   raw C ABI, against the same algebra in NumPy and PyTorch;
+2. the realistic forward (T=128, H=12, Dh=64, D=768, V=32000; 6.95 GFLOP)
+   on 1 and 2 threads: Kina, NumPy, PyTorch, with the BLAS they ran;
+3. sgemm GFLOP/s at 256^3 ... 2048^3, 128x768x768 and 128x768x32000, as a
+   share of the machine's peak;
+4. compile time of each example and of the realistic model.
+
+Every figure is the median of --repeats runs. Each measurement runs in its
+own process, so that thread counts are fixed before NumPy or PyTorch load.
+Needs a build (bash scripts/setup.sh). Not a test: it asserts nothing.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# fp32 FMA peak of this machine kind (issue #6): per core, and on two.
+PEAK_GFLOPS = {1: 263.0, 2: 526.0}
+REALISTIC = dict(T=128, H=12, DH=64, D=768, V=32000)
+REALISTIC_GFLOP = 6.95
+SGEMM = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
+         (2048, 2048, 2048), (128, 768, 768), (128, 768, 32000)]
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "KINA_NUM_THREADS")
+
+
+# --------------------------------------------------------------- workers --
+# Each runs in a fresh process (see spawn) and prints one JSON object.
+
+def median_seconds(fn, repeats, inner=1):
+    fn()  # warm up
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - start) / inner)
+    return statistics.median(samples)
+
+
+def realistic_arguments():
+    import numpy as np
+    rng = np.random.default_rng(0)
+    t, d, v, hd = (REALISTIC[k] for k in ("T", "D", "V", "H"))
+    hd = REALISTIC["H"] * REALISTIC["DH"]
+    weight = lambda *shape: (rng.standard_normal(shape) * 0.02).astype(
+        np.float32)
+    return [rng.integers(0, v, (1, t)).astype(np.int64), weight(v, d),
+            weight(d, hd), weight(d, hd), weight(d, hd), weight(hd, d),
+            weight(d, v), np.array(1 / np.sqrt(REALISTIC["DH"]), np.float32),
+            np.triu(np.full((t, t), -1e9, np.float32), 1)]
+
+
+def blas_info():
+    try:
+        from threadpoolctl import threadpool_info
+        return ["%s %s (%s, %d threads)" % (i.get("internal_api"),
+                                            i.get("version"),
+                                            i.get("architecture"),
+                                            i.get("num_threads"))
+                for i in threadpool_info()]
+    except ImportError:
+        return ["threadpoolctl not installed"]
+
+
+def worker(spec):
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "build" / "python"))
+    from kina import storylm0
+    what, repeats = spec["what"], spec["repeats"]
+    if what == "toy-kina":
+        import kina
+        module = kina.compile_file(ROOT / "examples/storylm0_forward.kina")
+        args, fn = storylm0.arguments(), module.storylm0_forward
+        return {"seconds": median_seconds(lambda: fn(*args), repeats, 20000)}
+    if what == "toy-numpy":
+        args = storylm0.arguments()
+        return {"seconds": median_seconds(lambda: storylm0.forward(*args),
+                                          repeats, 2000)}
+    if what == "toy-torch":
+        import torch
+        torch.set_num_threads(1)
+        args = storylm0.arguments()
+        return {"seconds": median_seconds(
+            lambda: storylm0.forward_torch(*args), repeats, 2000)}
+    if what == "realistic-kina":
+        import kina
+        module = kina.compile(spec["source"], "realistic.kina")
+        args = realistic_arguments()
+        logits = module.storylm0_forward(*args)
+        expected = storylm0.forward(*args, heads=REALISTIC["H"])["logits"]
+        error = float(np.abs(logits - expected).max() /
+                      np.abs(expected).max())
+        return {"seconds": median_seconds(
+            lambda: module.storylm0_forward(*args), repeats),
+                "relative_error": error}
+    if what == "realistic-numpy":
+        args = realistic_arguments()
+        return {"seconds": median_seconds(
+            lambda: storylm0.forward(*args, heads=REALISTIC["H"]), repeats),
+                "blas": blas_info()}
+    if what == "realistic-torch":
+        import torch
+        torch.set_num_threads(spec["threads"])
+        args = realistic_arguments()
+        return {"seconds": median_seconds(
+            lambda: storylm0.forward_torch(*args, heads=REALISTIC["H"]),
+            repeats), "blas": blas_info()}
+    if what in ("sgemm-kina", "sgemm-numpy"):
+        m, k, n = spec["shape"]
+        rng = np.random.default_rng(1)
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        if what == "sgemm-numpy":
+            fn = lambda: a @ b
+        else:
+            import kina
+            module = kina.compile(
+                "fn mm(a: Tensor[F32, [%d, %d], @host], "
+                "b: Tensor[F32, [%d, %d], @host]) -> "
+                "Tensor[F32, [%d, %d], @host] {\n  return a @ b\n}\n" %
+                (m, k, k, n, m, n))
+            fn = lambda: module.mm(a, b)
+        return {"seconds": median_seconds(fn, repeats)}
+    if what == "compile":
+        import kina
+        return {"seconds": median_seconds(
+            lambda: kina.compile(spec["source"], spec["name"]), repeats)}
+    raise ValueError(what)
+
+
+# ----------------------------------------------------------- the driver --
+
+def spawn(what, threads=1, repeats=5, **extra):
+    env = dict(os.environ)
+    for var in THREAD_VARS:
+        env[var] = str(threads)
+    spec = dict(what=what, threads=threads, repeats=repeats, **extra)
+    out = subprocess.run([sys.executable, __file__, "--worker",
+                          json.dumps(spec)], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def c_abi_toy():
+    """ns per call of kina_storylm0_forward from a C program."""
+    with tempfile.TemporaryDirectory() as tmp:
+        so = pathlib.Path(tmp) / "libtoy.so"
+        subprocess.run([str(ROOT / "build/bin/kina-translate"), "--kina-to-so",
+                        str(ROOT / "examples/storylm0_forward.kina"), "-o",
+                        str(so)], check=True)
+        exe = pathlib.Path(tmp) / "toy"
+        subprocess.run(["clang-22", "-O2", str(ROOT / "bench/toy_c_abi.c"),
+                        str(so), "-Wl,-rpath," + tmp, "-o", str(exe)],
+                       check=True)
+        return float(subprocess.run([str(exe)], check=True, capture_output=True,
+                                    text=True).stdout) * 1e-9
+
+
+def gen_realistic():
+    return subprocess.run([sys.executable, str(ROOT / "scripts/gen_storylm.py"),
+                           "--realistic"], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer repeats, skip the largest sgemm")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return
+    r = 3 if args.quick else args.repeats
+    print("environment: OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s (the "
+          "machine may set these; they select OpenBLAS's kernel)" % (
+              os.environ.get("OPENBLAS_CORETYPE", "unset"),
+              os.environ.get("OPENBLAS_L2_SIZE", "unset")))
+    us = lambda s: "%8.2f us" % (s * 1e6)
+    ms = lambda s: "%8.1f ms" % (s * 1e3)
+
+    print("== 1. toy StoryLM-0 forward, per call (1 thread)")
+    toy = {"kina (Python API)": spawn("toy-kina", repeats=r)["seconds"],
+           "kina (C ABI)": c_abi_toy(),
+           "NumPy": spawn("toy-numpy", repeats=r)["seconds"],
+           "PyTorch": spawn("toy-torch", repeats=r)["seconds"]}
+    best = min(toy["NumPy"], toy["PyTorch"])
+    for name, seconds in toy.items():
+        print("  %-20s %s   %5.2fx the faster baseline" %
+              (name, us(seconds), best / seconds))
+
+    print("\n== 2. realistic forward, T=128 H=12 Dh=64 D=768 V=32000 "
+          "(%.2f GFLOP)" % REALISTIC_GFLOP)
+    source = gen_realistic()
+    for threads in (1, 2):
+        kina = spawn("realistic-kina", threads, max(1, r // 2), source=source)
+        numpy_ = spawn("realistic-numpy", threads, r)
+        torch_ = spawn("realistic-torch", threads, r)
+        best = min(numpy_["seconds"], torch_["seconds"])
+        print("  %d thread(s):" % threads)
+        for name, result in (("kina", kina), ("NumPy", numpy_),
+                             ("PyTorch", torch_)):
+            gflops = REALISTIC_GFLOP / result["seconds"]
+            print("    %-8s %s  %7.1f GFLOP/s  %5.1f%% of peak  %6.3fx the "
+                  "faster baseline" % (name, ms(result["seconds"]), gflops,
+                                       100 * gflops / PEAK_GFLOPS[threads],
+                                       best / result["seconds"]))
+        print("    kina max relative error vs NumPy: %.1e" %
+              kina["relative_error"])
+        print("    NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
+        print("    PyTorch: %s" % "; ".join(torch_["blas"]))
+
+    print("\n== 3. sgemm, 1 thread (peak %.0f GFLOP/s)" % PEAK_GFLOPS[1])
+    for m, k, n in SGEMM:
+        if args.quick and m * k * n > 1024 ** 3:
+            continue
+        gflop = 2 * m * k * n / 1e9
+        kina = spawn("sgemm-kina", 1, max(1, r // 2), shape=[m, k, n])
+        numpy_ = spawn("sgemm-numpy", 1, r, shape=[m, k, n])
+        print("  %5dx%-5dx%-6d kina %7.1f GFLOP/s (%4.1f%%)   NumPy %7.1f "
+              "GFLOP/s (%4.1f%%)" % (
+                  m, k, n, gflop / kina["seconds"],
+                  100 * gflop / kina["seconds"] / PEAK_GFLOPS[1],
+                  gflop / numpy_["seconds"],
+                  100 * gflop / numpy_["seconds"] / PEAK_GFLOPS[1]))
+
+    print("\n== 4. compile time (.kina to a loaded .so)")
+    sources = [(p.name, p.read_text()) for p in
+               sorted((ROOT / "examples").glob("*.kina"))]
+    sources.append(("realistic (gen_storylm.py --realistic)", source))
+    for name, text in sources:
+        seconds = spawn("compile", 1, r, source=text, name=name)["seconds"]
+        print("  %-40s %s" % (name, ms(seconds)))
+
+
+if __name__ == "__main__":
+    main()
