@@ -65,10 +65,16 @@ public:
   }
 
 private:
+  /// Mostly small dims; sometimes multiples of the matmul register tile.
+  int64_t randomDim() {
+    static const int64_t dims[] = {1, 2, 3, 4, 1, 2, 3, 4, 8, 16, 32, 64};
+    return dims[in.ConsumeIntegralInRange<size_t>(0, 11)];
+  }
+
   Shape randomShape(int minRank = 0) {
     Shape shape(in.ConsumeIntegralInRange(minRank, 4));
     for (int64_t &dim : shape)
-      dim = in.ConsumeIntegralInRange(1, 4);
+      dim = randomDim();
     return shape;
   }
 
@@ -140,7 +146,7 @@ private:
     case 5: { // matmul with a fresh right-hand side, maybe broadcast
       if (rank < 2)
         return bind(x.name + " * " + x.name, x.shape);
-      int64_t n = in.ConsumeIntegralInRange(1, 5);
+      int64_t n = randomDim();
       Shape result = x.shape;
       result.back() = n;
       if (in.ConsumeBool()) {

@@ -34,6 +34,12 @@ fn mm4(a: Tensor[F32, [2, 3, 4, 5], @host], b: Tensor[F32, [2, 3, 5, 2], @host])
 fn mm_shared(a: Tensor[F32, [2, 3, 4, 5], @host], w: Tensor[F32, [5, 2], @host]) -> Tensor[F32, [2, 3, 4, 2], @host] {
   return a @ broadcast(w)
 }
+fn mm_tiled(a: Tensor[F32, [16, 40], @host], b: Tensor[F32, [40, 96], @host]) -> Tensor[F32, [16, 96], @host] {
+  return a @ b
+}
+fn mm_tiled_shared(a: Tensor[F32, [2, 8, 24], @host], w: Tensor[F32, [24, 64], @host]) -> Tensor[F32, [2, 8, 64], @host] {
+  return a @ broadcast(w)
+}
 fn bcast_leading(x: Tensor[F32, [3, 4], @host]) -> Tensor[F32, [2, 3, 4], @host] {
   return broadcast[shape=[2, 3, 4]] x
 }
@@ -156,6 +162,14 @@ def test_matmul_every_rank(so):
     close(run(so, "mm4", a, b), a @ b)
     w = f32(5, 2)
     close(run(so, "mm_shared", a, w), a @ w)
+
+
+def test_matmul_on_the_tiled_vectorized_path(so):
+    """M a multiple of 8 and N of 32: cache and register tiles, FMAs."""
+    a, b = f32(16, 40), f32(40, 96)
+    close(run(so, "mm_tiled", a, b), a @ b)
+    a, w = f32(2, 8, 24), f32(24, 64)
+    close(run(so, "mm_tiled_shared", a, w), a @ w)
 
 
 def test_broadcast(so):

@@ -25,4 +25,20 @@ def CopiesToLinalgPass : Pass<"kina-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
+  let summary = "Tile linalg.matmul for the caches and registers, vectorize";
+  let description = [{
+    For each `linalg.matmul` on tensors whose M is a multiple of 8 and N a
+    multiple of 32: cache tiles (up to 64 x 256 x 256, chosen to divide the
+    static sizes) visited in N, K, M order, then 8 x 32 x 1 register tiles
+    vectorized to `vector.contract` and lowered as outer products (16
+    accumulators of 16 floats on AVX-512). Other matmuls keep their loops.
+    Run `loop-invariant-subset-hoisting` after it, so that the accumulator
+    tile is carried through the K loop in registers.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // KINA_TRANSFORMS_PASSES_TD
