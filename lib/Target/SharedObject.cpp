@@ -23,6 +23,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -161,6 +162,12 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &machine,
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
+  // LLVM's tuning for recent x86 prefers 256-bit vectors; the matmul
+  // register tile is sized for 512-bit registers where they exist.
+  if (machine.getMCSubtargetInfo()->checkFeatures("+avx512f"))
+    for (llvm::Function &fn : module)
+      if (!fn.isDeclaration())
+        fn.addFnAttr("prefer-vector-width", "512");
   if (options.sanitizeAddress) {
     for (llvm::Function &fn : module)
       if (!fn.isDeclaration())

@@ -23,10 +23,6 @@ namespace mlir::kina {
 
 using namespace mlir;
 
-/// The register tile: 8 rows of A times 32 columns of B (two 16-float
-/// vectors), one step of K.
-static constexpr int64_t kRegisterM = 8, kRegisterN = 32;
-
 /// The largest of `candidates` (descending) that divides `size`.
 static int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates) {
   for (int64_t c : candidates)
@@ -52,14 +48,16 @@ static FailureOr<Operation *> tile(RewriterBase &rewriter, Operation *op,
 
 namespace {
 struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
+  using TileMatmulsPassBase::TileMatmulsPassBase;
   void runOnOperation() override {
+    if (tileM <= 0 || tileN <= 0 || 64 % tileM || 32 % tileN && tileN % 32)
+      return signalPassFailure();
     SmallVector<linalg::MatmulOp> matmuls;
     getOperation().walk([&](linalg::MatmulOp op) {
       auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
       auto lhs = dyn_cast<RankedTensorType>(op.getInputs()[0].getType());
       if (type && lhs && type.hasStaticShape() && lhs.hasStaticShape() &&
-          type.getDimSize(0) % kRegisterM == 0 &&
-          type.getDimSize(1) % kRegisterN == 0)
+          type.getDimSize(0) % tileM == 0 && type.getDimSize(1) % tileN == 0)
         matmuls.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -72,15 +70,15 @@ struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
       // Cache tiles, visited N, K, M: a K x N panel of B is reused by every
       // M tile while it is hot.
       SmallVector<int64_t> cacheTile = {
-          largestDivisor(m, {64, 32, 16, 8}),
-          largestDivisor(n, {256, 128, 64, 32}),
+          largestDivisor(m, {64, 32, 16, 8, 4, 2, 1}),
+          largestDivisor(n, {256, 128, 64, 32, 16}),
           largestDivisor(k, {256, 128, 64, 32, 16, 8, 4, 2, 1})};
       FailureOr<Operation *> cached = tile(rewriter, op, cacheTile, {1, 2, 0});
       if (failed(cached))
         return signalPassFailure();
       rewriter.setInsertionPoint(*cached);
       FailureOr<Operation *> registers =
-          tile(rewriter, *cached, {kRegisterM, kRegisterN, 1}, {});
+          tile(rewriter, *cached, {tileM, tileN, 1}, {});
       if (failed(registers))
         return signalPassFailure();
       rewriter.setInsertionPoint(*registers);

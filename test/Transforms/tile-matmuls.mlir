@@ -1,4 +1,5 @@
-// RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls),canonicalize,loop-invariant-subset-hoisting,canonicalize)' --split-input-file | FileCheck %s
+// RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=8 tile-n=32}),canonicalize,loop-invariant-subset-hoisting,canonicalize)' --split-input-file | FileCheck %s
+// RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=4 tile-n=16}),canonicalize,loop-invariant-subset-hoisting,canonicalize)' --split-input-file | FileCheck %s --check-prefix=AVX2
 
 // M = 16, N = 64: cache tiles (16 x 64 x 8 here) and 8 x 32 register tiles;
 // the accumulator is carried through the K loop as a vector, and each K
@@ -12,6 +13,10 @@
 // CHECK: scf.yield
 // CHECK: vector.transfer_write
 // CHECK-NOT: linalg.matmul
+// The AVX2 register tile: 4 x 16, 4 FMAs of 16 lanes per K step.
+// AVX2-LABEL: func.func @tiled
+// AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4x16xf32>)
+// AVX2-COUNT-4: vector.fma {{.*}} : vector<16xf32>
 func.func @tiled(%a: tensor<16x40xf32>, %b: tensor<40x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<16x40xf32>, tensor<40x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
   return %0 : tensor<16x64xf32>
@@ -23,7 +28,9 @@ func.func @tiled(%a: tensor<16x40xf32>, %b: tensor<40x64xf32>, %c: tensor<16x64x
 // CHECK-LABEL: func.func @untiled
 // CHECK-NOT: scf.for
 // CHECK: linalg.matmul
-func.func @untiled(%a: tensor<4x4xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x8xf32>) outs(%c : tensor<4x8xf32>) -> tensor<4x8xf32>
-  return %0 : tensor<4x8xf32>
+// AVX2-LABEL: func.func @untiled
+// AVX2: linalg.matmul
+func.func @untiled(%a: tensor<6x4xf32>, %b: tensor<4x8xf32>, %c: tensor<6x8xf32>) -> tensor<6x8xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<6x4xf32>, tensor<4x8xf32>) outs(%c : tensor<6x8xf32>) -> tensor<6x8xf32>
+  return %0 : tensor<6x8xf32>
 }

@@ -28,14 +28,21 @@ def CopiesToLinalgPass : Pass<"kina-copies-to-linalg"> {
 def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
   let summary = "Tile linalg.matmul for the caches and registers, vectorize";
   let description = [{
-    For each `linalg.matmul` on tensors whose M is a multiple of 8 and N a
-    multiple of 32: cache tiles (up to 64 x 256 x 256, chosen to divide the
-    static sizes) visited in N, K, M order, then 8 x 32 x 1 register tiles
-    vectorized to `vector.contract` and lowered as outer products (16
-    accumulators of 16 floats on AVX-512). Other matmuls keep their loops.
+    For each `linalg.matmul` on tensors whose M and N the register tile
+    (`tile-m` x `tile-n`, 8 x 32 by default: 16 accumulators of 16 floats on
+    AVX-512) divides: cache tiles (up to 64 x 256 x 256, chosen to divide the
+    static sizes) visited in N, K, M order, then register tiles with one
+    step of K, vectorized to `vector.contract` and lowered as outer products
+    (FMAs). Other matmuls keep their loops.
     Run `loop-invariant-subset-hoisting` after it, so that the accumulator
     tile is carried through the K loop in registers.
   }];
+  let options = [
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"8",
+           "rows of the register tile">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"32",
+           "columns of the register tile (a multiple of the vector width)">,
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::tensor::TensorDialect"];
