@@ -191,6 +191,11 @@ def main():
           "machine may set these; they select OpenBLAS's kernel)" % (
               os.environ.get("OPENBLAS_CORETYPE", "unset"),
               os.environ.get("OPENBLAS_L2_SIZE", "unset")))
+    with open("/proc/cpuinfo") as cpuinfo:
+        if "avx512f" not in cpuinfo.read():
+            print("note: this CPU reports no AVX-512; the peaks used below "
+                  "(%.0f/%.0f GFLOP/s) assume it, so its own FMA peak is "
+                  "about half of them" % (PEAK_GFLOPS[1], PEAK_GFLOPS[2]))
     us = lambda s: "%8.2f us" % (s * 1e6)
     ms = lambda s: "%8.1f ms" % (s * 1e3)
 

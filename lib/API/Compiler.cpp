@@ -29,34 +29,42 @@ struct Session {
 };
 } // namespace
 
-kina::CompileOutput kina::checkKinaSource(const std::string &text,
-                                          const std::string &filename) {
-  CompileOutput output;
+/// Imports `text`; when that succeeds, `then` fills the rest of the output
+/// and says whether it succeeded too.
+static kina::CompileOutput
+withImported(const std::string &text, const std::string &filename,
+             llvm::function_ref<bool(mlir::ModuleOp, kina::CompileOutput &)>
+                 then) {
+  kina::CompileOutput output;
   Session session(text, filename, output);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      importKina(session.sourceMgr, session.context);
-  if (!module)
-    return output;
-  llvm::raw_string_ostream os(output.kinaIR);
-  module->print(os);
-  output.ok = true;
+      kina::importKina(session.sourceMgr, session.context);
+  if (module)
+    output.ok = then(*module, output);
   return output;
+}
+
+kina::CompileOutput kina::checkKinaSource(const std::string &text,
+                                          const std::string &filename) {
+  return withImported(text, filename,
+                      [](mlir::ModuleOp module, CompileOutput &output) {
+                        llvm::raw_string_ostream os(output.kinaIR);
+                        module->print(os);
+                        return true;
+                      });
 }
 
 kina::CompileOutput kina::compileKinaSource(const std::string &text,
                                             const std::string &filename,
                                             const std::string &soPath) {
-  CompileOutput output;
-  Session session(text, filename, output);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      importKina(session.sourceMgr, session.context);
-  if (!module)
-    return output;
-  mlir::kina::CompileArtifacts artifacts;
-  output.ok = succeeded(
-      mlir::kina::compileToSharedObject(*module, soPath, {}, &artifacts));
-  output.kinaIR = std::move(artifacts.kinaIR);
-  output.linalgIR = std::move(artifacts.linalgIR);
-  output.llvmIR = std::move(artifacts.llvmIR);
-  return output;
+  return withImported(
+      text, filename, [&](mlir::ModuleOp module, CompileOutput &output) {
+        mlir::kina::CompileArtifacts artifacts;
+        bool ok = succeeded(mlir::kina::compileToSharedObject(
+            module, soPath, {}, &artifacts));
+        output.kinaIR = std::move(artifacts.kinaIR);
+        output.linalgIR = std::move(artifacts.linalgIR);
+        output.llvmIR = std::move(artifacts.llvmIR);
+        return ok;
+      });
 }
