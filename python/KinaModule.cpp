@@ -263,6 +263,12 @@ PYBIND11_MODULE(_kina, m) {
             }
             return functions;
           })
+      .def_property(
+          "num_threads",
+          [](const Library &library) { return library.shared->numThreads(); },
+          [](const Library &library, int n) {
+            library.shared->setNumThreads(n);
+          })
       .def("function", [](std::shared_ptr<Library> library, size_t index) {
         if (index >= library->shared->signature().functions.size())
           throw py::index_error("no function #" + std::to_string(index));

@@ -76,6 +76,15 @@ std::unique_ptr<SharedLibrary> SharedLibrary::open(const std::string &path,
     error = path + ": " + error;
     return nullptr;
   }
+  library->getNumThreads_ = reinterpret_cast<int32_t (*)()>(
+      dlsym(handle, "kina_get_num_threads"));
+  library->setNumThreads_ = reinterpret_cast<void (*)(int32_t)>(
+      dlsym(handle, "kina_set_num_threads"));
+  if (!library->getNumThreads_ || !library->setNumThreads_) {
+    error = path + " has no kina_get/set_num_threads (built by an older "
+                   "Kina?)";
+    return nullptr;
+  }
   for (const FunctionSignature &fn : signature->functions) {
     auto entry = reinterpret_cast<PackedEntry>(
         dlsym(handle, packedEntrySymbol(fn.name).c_str()));

@@ -10,6 +10,7 @@
 #include "Kina/Target/SharedObject.h"
 
 #include "Kina/Config.h"
+#include "Kina/Target/Runtime.h"
 #include "Kina/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -258,7 +259,8 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
     return failure();
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple());
-  if (failed(addCInterface(*llvmModule, *signature, loc)))
+  if (failed(addCInterface(*llvmModule, *signature, loc)) ||
+      failed(linkRuntime(*llvmModule, loc)))
     return failure();
   if (llvm::verifyModule(*llvmModule, &llvm::errs()))
     return emitError(loc) << "internal error: invalid LLVM IR";

@@ -2,6 +2,7 @@
 #include "Kina/Target/Signature.h"
 
 #include "Kina/Dialect/KinaDialect.h"
+#include "Kina/Target/Runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSet.h"
@@ -45,6 +46,12 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
     if (!isEntry && hasEntry && fn.getName() == "main")
       return fn.emitError("function 'main' clashes with the export of the "
                           "@main entry as kina_main");
+    std::string exported = "kina_" + fn.getName().str();
+    if (exported == "kina_module_signature" ||
+        llvm::is_contained(kRuntimeExports, exported))
+      return fn.emitError("function '")
+             << fn.getName() << "' clashes with the runtime's " << exported
+             << "; rename it";
     FunctionSignature function{fn.getName().str(), fn.getName().str(), {},
                                {}};
     for (unsigned i = 0; i < type.getNumInputs(); ++i) {
@@ -114,6 +121,11 @@ std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
   }
   os << "/* JSON describing every exported function. */\n"
      << "const char *kina_module_signature(void);\n\n"
+     << "/* Threads each call may use, the caller's included. The default is\n"
+     << "   $KINA_NUM_THREADS, else every usable core; n <= 0 restores it. "
+        "*/\n"
+     << "int32_t kina_get_num_threads(void);\n"
+     << "void kina_set_num_threads(int32_t n);\n\n"
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return text;
 }

@@ -66,6 +66,8 @@ void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  // Parallel tile loops become functions the thread pool calls.
+  pm.addPass(createOutlineParallelLoopsPass());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass());
@@ -83,6 +85,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createLowerParallelCallsPass());
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -31,10 +31,13 @@ static int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates) {
   return 1;
 }
 
-static FailureOr<Operation *> tile(RewriterBase &rewriter, Operation *op,
-                                   ArrayRef<int64_t> sizes,
-                                   ArrayRef<int64_t> interchange) {
+static FailureOr<Operation *>
+tile(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
+     ArrayRef<int64_t> interchange,
+     scf::SCFTilingOptions::LoopType loopType =
+         scf::SCFTilingOptions::LoopType::ForOp) {
   scf::SCFTilingOptions options;
+  options.setLoopType(loopType);
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
   if (!interchange.empty())
     options.setInterchange(interchange);
@@ -50,7 +53,8 @@ namespace {
 struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
   using TileMatmulsPassBase::TileMatmulsPassBase;
   void runOnOperation() override {
-    if (tileM <= 0 || tileN <= 0 || 64 % tileM || 32 % tileN && tileN % 32)
+    if (tileM <= 0 || tileN <= 0 || 64 % tileM ||
+        (32 % tileN && tileN % 32))
       return signalPassFailure();
     SmallVector<linalg::MatmulOp> matmuls;
     getOperation().walk([&](linalg::MatmulOp op) {
@@ -68,12 +72,25 @@ struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
           cast<RankedTensorType>(op.getInputs()[0].getType()).getDimSize(1);
       rewriter.setInsertionPoint(op);
       // Cache tiles, visited N, K, M: a K x N panel of B is reused by every
-      // M tile while it is hot.
-      SmallVector<int64_t> cacheTile = {
-          largestDivisor(m, {64, 32, 16, 8, 4, 2, 1}),
-          largestDivisor(n, {256, 128, 64, 32, 16}),
-          largestDivisor(k, {256, 128, 64, 32, 16, 8, 4, 2, 1})};
-      FailureOr<Operation *> cached = tile(rewriter, op, cacheTile, {1, 2, 0});
+      // M tile while it is hot. The N tiles are independent: an scf.forall,
+      // which kina-outline-parallel-loops hands to the thread pool, when
+      // the matmul is worth waking threads for.
+      int64_t tileM0 = largestDivisor(m, {64, 32, 16, 8, 4, 2, 1});
+      int64_t tileN0 = largestDivisor(n, {256, 128, 64, 32, 16});
+      int64_t tileK0 = largestDivisor(k, {256, 128, 64, 32, 16, 8, 4, 2, 1});
+      Operation *panel = op;
+      if (m * n * k >= parallelThreshold && n / tileN0 > 1) {
+        FailureOr<Operation *> split =
+            tile(rewriter, op, {0, tileN0, 0}, {},
+                 scf::SCFTilingOptions::LoopType::ForallOp);
+        if (failed(split))
+          return signalPassFailure();
+        panel = *split;
+        rewriter.setInsertionPoint(panel);
+        tileN0 = 0;
+      }
+      FailureOr<Operation *> cached =
+          tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
       if (failed(cached))
         return signalPassFailure();
       rewriter.setInsertionPoint(*cached);

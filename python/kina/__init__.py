@@ -64,6 +64,17 @@ class Module:
     def __repr__(self):
         return "<kina.Module: %s>" % ", ".join(self.functions)
 
+    @property
+    def num_threads(self):
+        """Threads each call of this module may use, the caller's included.
+        The default is $KINA_NUM_THREADS, else every usable core; assigning
+        0 (or None) restores it. Results do not depend on it."""
+        return self._library.num_threads
+
+    @num_threads.setter
+    def num_threads(self, n):
+        self._library.num_threads = _thread_count(n)
+
     def ir(self, stage):
         """The module at `stage`: "kina", "linalg" or "llvm"."""
         if stage not in STAGES:
@@ -94,6 +105,24 @@ class Module:
             raise
 
 
+def _thread_count(n):
+    if n is None:
+        return 0
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError("num_threads must be an int or None, got %s" %
+                        type(n).__name__)
+    if n < 0:
+        raise ValueError("num_threads must be >= 0 (0: the default), got %d"
+                         % n)
+    return min(n, 256)
+
+
+def _with_threads(module, num_threads):
+    if num_threads is not None:
+        module.num_threads = num_threads
+    return module
+
+
 def _check_text(source, filename, caller):
     if not isinstance(source, str):
         raise TypeError("kina.%s expects the program text as str, got %s" %
@@ -112,9 +141,11 @@ def check(source, filename="<string>"):
     return kina_ir
 
 
-def compile(source, filename="<string>"):
-    """Compiles `.kina` source text; raises CompileError."""
+def compile(source, filename="<string>", num_threads=None):
+    """Compiles `.kina` source text; raises CompileError. `num_threads`
+    sets Module.num_threads (None: $KINA_NUM_THREADS, else every core)."""
     _check_text(source, filename, "compile")
+    _thread_count(num_threads)
     directory = tempfile.mkdtemp(prefix="kina-")
     try:
         path = os.path.join(directory, "module.so")
@@ -128,19 +159,21 @@ def compile(source, filename="<string>"):
         library = _kina.Library(path)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    return Module(library, shared_object,
-                  {"kina": kina_ir, "linalg": linalg_ir, "llvm": llvm_ir})
+    module = Module(library, shared_object,
+                    {"kina": kina_ir, "linalg": linalg_ir, "llvm": llvm_ir})
+    return _with_threads(module, num_threads)
 
 
-def compile_file(path):
+def compile_file(path, num_threads=None):
     """Compiles a `.kina` file; diagnostics name it."""
     path = os.fspath(path)
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
         text = f.read()
-    return compile(text, filename=path)
+    return compile(text, filename=path, num_threads=num_threads)
 
 
-def load(path):
+def load(path, num_threads=None):
     """Loads a shared object written by kina-translate or Module.save."""
+    _thread_count(num_threads)
     path = os.path.abspath(os.fspath(path))
-    return Module(_kina.Library(path), path)
+    return _with_threads(Module(_kina.Library(path), path), num_threads)

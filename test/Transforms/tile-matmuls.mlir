@@ -34,3 +34,25 @@ func.func @untiled(%a: tensor<6x4xf32>, %b: tensor<4x8xf32>, %c: tensor<6x8xf32>
   %0 = linalg.matmul ins(%a, %b : tensor<6x4xf32>, tensor<4x8xf32>) outs(%c : tensor<6x8xf32>) -> tensor<6x8xf32>
   return %0 : tensor<6x8xf32>
 }
+
+// -----
+
+// From `parallel-threshold` multiply-adds (default 2^22), the N cache tiles
+// are an scf.forall (here 4 panels of 256 columns); below it, all loops
+// are serial.
+// CHECK-LABEL: func.func @panels
+// CHECK: scf.forall (%{{.*}}) = (0) to (1024) step (256)
+// CHECK: scf.for
+// CHECK: vector.fma
+// CHECK: tensor.parallel_insert_slice
+// CHECK-LABEL: func.func @small
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @panels(%a: tensor<64x256xf32>, %b: tensor<256x1024xf32>, %c: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x256xf32>, tensor<256x1024xf32>) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  return %0 : tensor<64x1024xf32>
+}
+func.func @small(%a: tensor<16x256xf32>, %b: tensor<256x512xf32>, %c: tensor<16x512xf32>) -> tensor<16x512xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<16x256xf32>, tensor<256x512xf32>) outs(%c : tensor<16x512xf32>) -> tensor<16x512xf32>
+  return %0 : tensor<16x512xf32>
+}

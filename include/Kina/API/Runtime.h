@@ -26,11 +26,19 @@ public:
   const ModuleSignature &signature() const { return signature_; }
   PackedEntry entry(size_t function) const { return entries_[function]; }
 
+  /// Threads each call may use (the caller's included); the default is
+  /// $KINA_NUM_THREADS, else every usable core. Per loaded object.
+  int numThreads() const { return getNumThreads_(); }
+  /// n <= 0 restores the default.
+  void setNumThreads(int n) const { setNumThreads_(n); }
+
 private:
   SharedLibrary() = default;
   void *handle_ = nullptr;
   ModuleSignature signature_;
   std::vector<PackedEntry> entries_;
+  int32_t (*getNumThreads_)() = nullptr;
+  void (*setNumThreads_)(int32_t) = nullptr;
 };
 
 } // namespace kina

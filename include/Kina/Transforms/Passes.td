@@ -36,16 +36,66 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
     (FMAs). Other matmuls keep their loops.
     Run `loop-invariant-subset-hoisting` after it, so that the accumulator
     tile is carried through the K loop in registers.
+
+    Matmuls of at least `parallel-threshold` multiply-adds with more than
+    one N cache tile get their N tiles as an `scf.forall` (independent
+    column panels; see `kina-outline-parallel-loops`).
   }];
   let options = [
     Option<"tileM", "tile-m", "int64_t", /*default=*/"8",
            "rows of the register tile">,
     Option<"tileN", "tile-n", "int64_t", /*default=*/"32",
            "columns of the register tile (a multiple of the vector width)">,
+    Option<"parallelThreshold", "parallel-threshold", "int64_t",
+           /*default=*/"4194304",
+           "M*N*K from which the N cache tiles become an scf.forall">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def OutlineParallelLoopsPass
+    : Pass<"kina-outline-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "Outline bufferized scf.forall bodies for the thread pool";
+  let description = [{
+    Each outermost `scf.forall` on memrefs with static bounds becomes a
+    private function over a range of its (linearized) iterations, marked
+    `kina.parallel_body`, and a call of it over all iterations:
+
+    ```mlir
+    scf.forall (%j) = (0) to (512) step (256) { ... uses %a, %c ... }
+    ```
+    becomes
+    ```mlir
+    call @f_parallel(%c0, %c2, %a, %c) : (index, index, memref<...>, ...) -> ()
+    func.func private @f_parallel(%begin: index, %end: index, ...)
+        attributes {kina.parallel_body} {
+      scf.for %t = %begin to %end step %c1 { %j = %t * 256; ... }
+    }
+    ```
+    Captured memrefs that are not static and dense are passed as their base
+    buffer, offset, sizes and strides, so the bare-pointer calling
+    convention can pass them. `kina-lower-parallel-calls` turns the calls
+    into launches once everything is in the LLVM dialect.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def LowerParallelCallsPass
+    : Pass<"kina-lower-parallel-calls", "::mlir::ModuleOp"> {
+  let summary = "Calls of kina.parallel_body functions as thread-pool launches";
+  let description = [{
+    On the LLVM dialect. For each `llvm.func @F(i64 begin, i64 end, T...)`
+    marked `kina.parallel_body`, adds `@F_task(ptr ctx, i64 begin, i64 end)`
+    that loads the `T...` from a struct at `ctx` and calls `@F`; each call
+    `@F(0, n, args...)` becomes: store `args` in a stack struct, call
+    `kina_parallel_for(@F_task, ctx, n)` (lib/Runtime/ParallelFor.c).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // KINA_TRANSFORMS_PASSES_TD

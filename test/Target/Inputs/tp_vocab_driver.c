@@ -30,5 +30,10 @@ int main(void) {
   printf("main with id 9 of 8 rows: status %d\n", status);
   printf("signature mentions tp_logits: %d\n",
          strstr(kina_module_signature(), "\"name\":\"tp_logits\"") != NULL);
+  kina_set_num_threads(3);
+  int three = kina_get_num_threads();
+  kina_set_num_threads(0);
+  printf("threads: set 3 -> %d, default %d\n", three,
+         kina_get_num_threads());
   return 0;
 }

@@ -1,0 +1,37 @@
+//===- Runtime.cpp - Link lib/Runtime's bitcode into a module -------------===//
+#include "Kina/Target/Runtime.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace {
+#include "Kina/Runtime/ParallelForBitcode.inc"
+} // namespace
+
+using namespace mlir;
+
+LogicalResult mlir::kina::linkRuntime(llvm::Module &module, Location loc) {
+  llvm::StringRef bytes(reinterpret_cast<const char *>(kParallelForBitcode),
+                        sizeof(kParallelForBitcode));
+  llvm::Expected<std::unique_ptr<llvm::Module>> runtime =
+      llvm::parseBitcodeFile(llvm::MemoryBufferRef(bytes, "kina-runtime"),
+                             module.getContext());
+  if (!runtime)
+    return emitError(loc) << "internal error: the runtime bitcode: "
+                          << llvm::toString(runtime.takeError());
+  // Built for the default target of the same LLVM; generated for the host.
+  (*runtime)->setTargetTriple(module.getTargetTriple());
+  (*runtime)->setDataLayout(module.getDataLayout());
+  for (llvm::StringRef name : kRuntimeExports)
+    if (module.getFunction(name) && !module.getFunction(name)->isDeclaration())
+      return emitError(loc) << "internal error: '" << name
+                            << "' is defined twice";
+  if (llvm::Linker::linkModules(module, std::move(*runtime)))
+    return emitError(loc) << "internal error: linking the runtime failed";
+  for (llvm::Function &fn : module)
+    if (!fn.isDeclaration() && fn.getName() == "kina_parallel_for")
+      fn.setLinkage(llvm::GlobalValue::InternalLinkage);
+  return success();
+}
