@@ -1,4 +1,9 @@
 //===- Runtime.cpp - Link lib/Runtime's bitcode into a module -------------===//
+//
+// lib/Runtime: the thread pool (ParallelFor.c) and the allocator of
+// temporaries (Workspace.c), as one bitcode module.
+//
+//===----------------------------------------------------------------------===//
 #include "Kina/Target/Runtime.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -7,14 +12,14 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 namespace {
-#include "Kina/Runtime/ParallelForBitcode.inc"
+#include "Kina/Runtime/RuntimeBitcode.inc"
 } // namespace
 
 using namespace mlir;
 
 LogicalResult mlir::kina::linkRuntime(llvm::Module &module, Location loc) {
-  llvm::StringRef bytes(reinterpret_cast<const char *>(kParallelForBitcode),
-                        sizeof(kParallelForBitcode));
+  llvm::StringRef bytes(reinterpret_cast<const char *>(kRuntimeBitcode),
+                        sizeof(kRuntimeBitcode));
   llvm::Expected<std::unique_ptr<llvm::Module>> runtime =
       llvm::parseBitcodeFile(llvm::MemoryBufferRef(bytes, "kina-runtime"),
                              module.getContext());
@@ -30,8 +35,9 @@ LogicalResult mlir::kina::linkRuntime(llvm::Module &module, Location loc) {
                             << "' is defined twice";
   if (llvm::Linker::linkModules(module, std::move(*runtime)))
     return emitError(loc) << "internal error: linking the runtime failed";
+  // Only the exports stay visible; the rest may be inlined and dropped.
   for (llvm::Function &fn : module)
-    if (!fn.isDeclaration() && fn.getName() == "kina_parallel_for")
+    if (!fn.isDeclaration() && fn.hasHiddenVisibility())
       fn.setLinkage(llvm::GlobalValue::InternalLinkage);
   return success();
 }

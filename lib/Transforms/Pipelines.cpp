@@ -32,10 +32,11 @@ void mlir::kina::buildKinaToLinalgPipeline(OpPassManager &pm) {
 
 void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // The register tile fits the host's vector registers: 8 x 32 floats in
-  // 16 of AVX-512's 32 zmm, else 4 x 16 in 8 of AVX2's 16 ymm.
+  // 16 of AVX-512's 32 zmm, else 6 x 16 in 12 of AVX2's 16 ymm (two more
+  // hold the row of B, one the broadcast element of A).
   TileMatmulsPassOptions registerTile;
   if (!llvm::sys::getHostCPUFeatures().lookup("avx512f")) {
-    registerTile.tileM = 4;
+    registerTile.tileM = 6;
     registerTile.tileN = 16;
   }
   pm.addNestedPass<func::FuncOp>(createTileMatmulsPass(registerTile));
@@ -78,7 +79,11 @@ void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Temporaries through lib/Runtime/Workspace.c, which reuses them across
+  // calls.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   ConvertFuncToLLVMPassOptions funcToLLVM;
   funcToLLVM.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));

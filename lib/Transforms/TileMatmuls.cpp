@@ -1,8 +1,9 @@
 //===- TileMatmuls.cpp - Cache and register tiling of linalg.matmul -------===//
 //
-// Two levels of tiling with the TilingInterface, then vectorization of the
-// register tile and its contraction lowered to outer products. Shapes that
-// the register tile does not divide keep the plain loops.
+// BLIS-like: cache tiles (the N tiles parallel), B's block packed into
+// contiguous strips, register tiles vectorized with their contraction
+// lowered to outer products; batched matmuls split into matmuls first.
+// Shapes whose N the strip width does not divide keep the plain loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,11 +32,13 @@ static int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates) {
   return 1;
 }
 
-static FailureOr<Operation *>
+/// Tiles `op`; returns the tiled op and the loops, outermost first.
+static FailureOr<scf::SCFTilingResult>
 tile(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
      ArrayRef<int64_t> interchange,
      scf::SCFTilingOptions::LoopType loopType =
          scf::SCFTilingOptions::LoopType::ForOp) {
+  rewriter.setInsertionPoint(op);
   scf::SCFTilingOptions options;
   options.setLoopType(loopType);
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
@@ -46,31 +49,151 @@ tile(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
   if (failed(tiled))
     return failure();
   rewriter.replaceOp(op, tiled->replacements);
-  return tiled->tiledOps.front();
+  return tiled;
+}
+
+/// Copies `block` (K x N, rows N apart in B) before `loop` into N/width
+/// strips of K x width contiguous floats: the register tiles then stream
+/// their strip from L1 in order, not one TLB page per row of B.
+static FailureOr<Value> packStrips(RewriterBase &rewriter,
+                                   tensor::ExtractSliceOp block,
+                                   LoopLikeOpInterface loop, int64_t width) {
+  for (Value operand : block->getOperands())
+    if (loop->isAncestor(operand.getParentRegion()->getParentOp()))
+      return failure();
+  Location loc = block.getLoc();
+  rewriter.setInsertionPoint(loop);
+  auto hoisted = cast<tensor::ExtractSliceOp>(rewriter.clone(*block));
+  RankedTensorType type = hoisted.getType();
+  int64_t rows = type.getDimSize(0), strips = type.getDimSize(1) / width;
+  Type f32 = type.getElementType();
+  Value packed = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<int64_t>{strips, rows, width}, f32);
+  auto index = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value zero = index(rewriter, 0), one = index(rewriter, 1);
+  auto vector = VectorType::get({width}, f32);
+  auto outer = scf::ForOp::create(
+      rewriter, loc, zero, index(rewriter, strips), one, ValueRange{packed},
+      [&](OpBuilder &b, Location loc, Value strip, ValueRange into) {
+        Value column = arith::MulIOp::create(b, loc, strip, index(b, width));
+        auto inner = scf::ForOp::create(
+            b, loc, zero, index(b, rows), one, into,
+            [&](OpBuilder &b, Location loc, Value row, ValueRange into) {
+              Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+              Value v = vector::TransferReadOp::create(
+                  b, loc, vector, hoisted, ValueRange{row, column}, pad,
+                  ArrayRef<bool>{true});
+              Value written = vector::TransferWriteOp::create(
+                                  b, loc, v, into.front(),
+                                  ValueRange{strip, row, zero},
+                                  ArrayRef<bool>{true})
+                                  .getResult();
+              scf::YieldOp::create(b, loc, written);
+            });
+        scf::YieldOp::create(b, loc, inner.getResult(0));
+      });
+  return outer.getResult(0);
+}
+
+/// The matmul of one strip (M x K times K x width) reads the packed strip
+/// that holds the same values.
+static void readFromStrips(RewriterBase &rewriter, linalg::MatmulOp strip,
+                           Value packed, Value column, int64_t width) {
+  auto rhs = cast<RankedTensorType>(strip.getInputs()[1].getType());
+  rewriter.setInsertionPoint(strip);
+  Location loc = strip.getLoc();
+  Value index = arith::DivUIOp::create(
+      rewriter, loc, column,
+      arith::ConstantIndexOp::create(rewriter, loc, width));
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  Value slice = tensor::ExtractSliceOp::create(
+      rewriter, loc, rhs, packed, ArrayRef<OpFoldResult>{index, zero, zero},
+      ArrayRef<OpFoldResult>{one, rewriter.getIndexAttr(rhs.getDimSize(0)),
+                             rewriter.getIndexAttr(width)},
+      ArrayRef<OpFoldResult>{one, one, one});
+  rewriter.modifyOpInPlace(strip, [&] { strip->setOperand(1, slice); });
+}
+
+/// Tiles `strip` (M x K x tileN) into height x tileN register tiles, one
+/// step of K each, vectorized.
+static LogicalResult vectorizeRegisterTiles(RewriterBase &rewriter,
+                                            Operation *strip, int64_t height) {
+  auto registers = tile(rewriter, strip, {height, 0, 1}, {});
+  if (failed(registers))
+    return failure();
+  Operation *tileOp = registers->tiledOps.front();
+  rewriter.setInsertionPoint(tileOp);
+  // A named contraction lowers to FMAs (mulf + addf would not fuse).
+  FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+      rewriter, tileOp, /*inputVectorSizes=*/{},
+      /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+      /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/false,
+      /*createNamedContraction=*/true);
+  if (failed(vectorized))
+    return failure();
+  rewriter.replaceOp(tileOp, vectorized->replacements);
+  return success();
+}
+
+/// `linalg.batch_matmul` as an scf.forall over the batch of linalg.matmul,
+/// which the rest of the pass then tiles like any other.
+static LogicalResult splitBatch(RewriterBase &rewriter,
+                                linalg::BatchMatmulOp op) {
+  auto batches = tile(rewriter, op, {1, 0, 0, 0}, {},
+                      scf::SCFTilingOptions::LoopType::ForallOp);
+  if (failed(batches))
+    return failure();
+  Operation *one = batches->tiledOps.front();
+  rewriter.setInsertionPoint(one);
+  Location loc = one->getLoc();
+  SmallVector<ReassociationIndices> dropBatch = {{0, 1}, {2}};
+  auto collapse = [&](Value v) -> Value {
+    return tensor::CollapseShapeOp::create(rewriter, loc, v, dropBatch);
+  };
+  auto matmul = linalg::MatmulOp::create(
+      rewriter, loc,
+      ValueRange{collapse(one->getOperand(0)), collapse(one->getOperand(1))},
+      ValueRange{collapse(one->getOperand(2))});
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+      one, one->getResult(0).getType(), matmul.getResult(0), dropBatch);
+  return success();
 }
 
 namespace {
 struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
   using TileMatmulsPassBase::TileMatmulsPassBase;
   void runOnOperation() override {
-    if (tileM <= 0 || tileN <= 0 || 64 % tileM ||
-        (32 % tileN && tileN % 32))
+    if (tileM <= 0 || tileM > 16 || tileN <= 0 || (32 % tileN && tileN % 32))
       return signalPassFailure();
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::BatchMatmulOp> batched;
+    getOperation().walk([&](linalg::BatchMatmulOp op) {
+      auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+      auto lhs = dyn_cast<RankedTensorType>(op.getInputs()[0].getType());
+      if (type && lhs && type.hasStaticShape() && lhs.hasStaticShape() &&
+          !op.hasUserDefinedMaps() && type.getDimSize(0) > 1 &&
+          type.getDimSize(2) % tileN == 0)
+        batched.push_back(op);
+    });
+    for (linalg::BatchMatmulOp op : batched)
+      if (failed(splitBatch(rewriter, op)))
+        return signalPassFailure();
     SmallVector<linalg::MatmulOp> matmuls;
     getOperation().walk([&](linalg::MatmulOp op) {
       auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
       auto lhs = dyn_cast<RankedTensorType>(op.getInputs()[0].getType());
       if (type && lhs && type.hasStaticShape() && lhs.hasStaticShape() &&
-          type.getDimSize(0) % tileM == 0 && type.getDimSize(1) % tileN == 0)
+          type.getDimSize(1) % tileN == 0)
         matmuls.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     for (linalg::MatmulOp op : matmuls) {
       auto type = cast<RankedTensorType>(op.getResult(0).getType());
       int64_t m = type.getDimSize(0), n = type.getDimSize(1);
       int64_t k =
           cast<RankedTensorType>(op.getInputs()[0].getType()).getDimSize(1);
-      rewriter.setInsertionPoint(op);
       // Cache tiles, visited N, K, M: a K x N panel of B is reused by every
       // M tile while it is hot. The N tiles are independent: an scf.forall,
       // which kina-outline-parallel-loops hands to the thread pool, when
@@ -80,35 +203,48 @@ struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
       int64_t tileK0 = largestDivisor(k, {256, 128, 64, 32, 16, 8, 4, 2, 1});
       Operation *panel = op;
       if (m * n * k >= parallelThreshold && n / tileN0 > 1) {
-        FailureOr<Operation *> split =
-            tile(rewriter, op, {0, tileN0, 0}, {},
-                 scf::SCFTilingOptions::LoopType::ForallOp);
+        auto split = tile(rewriter, op, {0, tileN0, 0}, {},
+                          scf::SCFTilingOptions::LoopType::ForallOp);
         if (failed(split))
           return signalPassFailure();
-        panel = *split;
-        rewriter.setInsertionPoint(panel);
+        panel = split->tiledOps.front();
         tileN0 = 0;
       }
-      FailureOr<Operation *> cached =
-          tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
+      auto cached = tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
       if (failed(cached))
         return signalPassFailure();
-      rewriter.setInsertionPoint(*cached);
-      FailureOr<Operation *> registers =
-          tile(rewriter, *cached, {tileM, tileN, 1}, {});
-      if (failed(registers))
+      Operation *block = cached->tiledOps.front();
+      auto rhs = block->getOperand(1).getDefiningOp<tensor::ExtractSliceOp>();
+      // Strips of tileN columns; the packed copy of B's block is made once
+      // per (N, K) cache tile, outside the M loop.
+      auto strips = tile(rewriter, block, {0, tileN, 0}, {});
+      if (failed(strips))
         return signalPassFailure();
-      rewriter.setInsertionPoint(*registers);
-      // A named contraction lowers to FMAs (mulf + addf would not fuse).
-      FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
-          rewriter, *registers, /*inputVectorSizes=*/{},
-          /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
-          /*flatten1DDepthwiseConv=*/false,
-          /*assumeDynamicDimsMatchVecSizes=*/false,
-          /*createNamedContraction=*/true);
-      if (failed(vectorized))
-        return signalPassFailure();
-      rewriter.replaceOp(*registers, vectorized->replacements);
+      auto strip = cast<linalg::MatmulOp>(strips->tiledOps.front());
+      if (rhs && !cached->loops.empty()) {
+        FailureOr<Value> packed =
+            packStrips(rewriter, rhs, cached->loops.back(), tileN);
+        if (succeeded(packed))
+          readFromStrips(rewriter, strip, *packed,
+                         cast<scf::ForOp>(strips->loops.front())
+                             .getInductionVar(),
+                         tileN);
+      }
+      // Register tiles of tileM rows; the rows the tile does not divide
+      // form one shorter tile.
+      int64_t rows = cast<RankedTensorType>(strip.getResult(0).getType())
+                         .getDimSize(0);
+      SmallVector<std::pair<Operation *, int64_t>, 2> parts = {
+          {strip, std::min(tileM.getValue(), rows)}};
+      if (rows > tileM && rows % tileM) {
+        auto [main, rest] = linalg::splitOp(
+            rewriter, cast<TilingInterface>(strip.getOperation()), 0,
+            rewriter.getIndexAttr(rows / tileM * tileM));
+        parts = {{main, tileM}, {rest, rows % tileM}};
+      }
+      for (auto [part, height] : parts)
+        if (failed(vectorizeRegisterTiles(rewriter, part, height)))
+          return signalPassFailure();
     }
     // vector.contract of the register tile as outer products; transfers
     // with permutation maps as plain ones.

@@ -1,20 +1,36 @@
 // RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=8 tile-n=32}),canonicalize,loop-invariant-subset-hoisting,canonicalize)' --split-input-file | FileCheck %s
-// RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=4 tile-n=16}),canonicalize,loop-invariant-subset-hoisting,canonicalize)' --split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=6 tile-n=16}),canonicalize,loop-invariant-subset-hoisting,canonicalize)' --split-input-file | FileCheck %s --check-prefix=AVX2
 
-// M = 16, N = 64: cache tiles (16 x 64 x 8 here) and 8 x 32 register tiles;
-// the accumulator is carried through the K loop as a vector, and each K
-// step is 8 FMAs of 32 lanes.
+// M = 16, N = 64: cache tiles (16 x 64 x 8 here). Per K step of the cache
+// tiles, B's 8 x 64 block is packed once into strips of 8 x 32 contiguous
+// floats (vectors of the strip width); each strip then feeds 8 x 32
+// register tiles whose accumulator is carried through the K loop as a
+// vector, each K step being 8 FMAs of 32 lanes.
 // CHECK-LABEL: func.func @tiled
-// CHECK: scf.for
-// CHECK: scf.for
+// CHECK: scf.for %[[K:.*]] = %c0 to %c40 step %c8
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %arg1[%[[K]], 0] [8, 64]
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<2x8x32xf32>
+// CHECK: %[[PACKED:.*]] = scf.for %[[STRIP:.*]] = %c0 to %c2 {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
+// CHECK: vector.transfer_read %[[BLOCK]]{{.*}} : tensor<8x64xf32>, vector<32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<2x8x32xf32>
+// CHECK: scf.for %[[COL:.*]] = %c0 to %c64 step %c32
+// CHECK: %[[I:.*]] = arith.divui %[[COL]], %c32
+// CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[PACKED]][%[[I]], 0, 0] [1, 8, 32] [1, 1, 1] : tensor<2x8x32xf32> to tensor<8x32xf32>
 // CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<8x32xf32>, vector<8x32xf32>
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x32xf32>)
+// CHECK: tensor.extract_slice %[[ROWS]]
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
 // CHECK: scf.yield
 // CHECK: vector.transfer_write
 // CHECK-NOT: linalg.matmul
-// The AVX2 register tile: 4 x 16, 4 FMAs of 16 lanes per K step.
+// The AVX2 register tile, 6 x 16: 12 rows of M in two tiles of 6 FMAs of
+// 16 lanes per K step, and the 4 rows left over in one 4 x 16 tile.
 // AVX2-LABEL: func.func @tiled
+// AVX2: tensor.empty() : tensor<4x8x16xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c12 step %c6
+// AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<6x16xf32>)
+// AVX2-COUNT-6: vector.fma {{.*}} : vector<16xf32>
+// AVX2: tensor.extract_slice %{{.*}}[12, 0] [4, 8]
 // AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4x16xf32>)
 // AVX2-COUNT-4: vector.fma {{.*}} : vector<16xf32>
 func.func @tiled(%a: tensor<16x40xf32>, %b: tensor<40x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
@@ -24,7 +40,7 @@ func.func @tiled(%a: tensor<16x40xf32>, %b: tensor<40x64xf32>, %c: tensor<16x64x
 
 // -----
 
-// Shapes the register tile does not divide keep the plain matmul.
+// N that the strip width does not divide keeps the plain matmul.
 // CHECK-LABEL: func.func @untiled
 // CHECK-NOT: scf.for
 // CHECK: linalg.matmul
@@ -55,4 +71,20 @@ func.func @panels(%a: tensor<64x256xf32>, %b: tensor<256x1024xf32>, %c: tensor<6
 func.func @small(%a: tensor<16x256xf32>, %b: tensor<256x512xf32>, %c: tensor<16x512xf32>) -> tensor<16x512xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<16x256xf32>, tensor<256x512xf32>) outs(%c : tensor<16x512xf32>) -> tensor<16x512xf32>
   return %0 : tensor<16x512xf32>
+}
+
+// -----
+
+// A batched matmul is an scf.forall over its batch of plain matmuls, each
+// tiled and vectorized like the ones above.
+// CHECK-LABEL: func.func @heads
+// CHECK: scf.forall (%[[H:.*]]) in (12)
+// CHECK: tensor.collapse_shape {{.*}} : tensor<1x128x64xf32> into tensor<128x64xf32>
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: tensor.expand_shape {{.*}} : tensor<128x128xf32> into tensor<1x128x128xf32>
+// CHECK: tensor.parallel_insert_slice {{.*}}[%[[H]], 0, 0] [1, 128, 128]
+// CHECK-NOT: linalg.batch_matmul
+func.func @heads(%q: tensor<12x128x64xf32>, %k: tensor<12x64x128xf32>, %s: tensor<12x128x128xf32>) -> tensor<12x128x128xf32> {
+  %0 = linalg.batch_matmul ins(%q, %k : tensor<12x128x64xf32>, tensor<12x64x128xf32>) outs(%s : tensor<12x128x128xf32>) -> tensor<12x128x128xf32>
+  return %0 : tensor<12x128x128xf32>
 }

@@ -14,8 +14,9 @@ namespace mlir::kina {
 inline constexpr llvm::StringLiteral kRuntimeExports[] = {
     "kina_get_num_threads", "kina_set_num_threads"};
 
-/// Links lib/Runtime (the thread pool behind `kina_parallel_for`) into
-/// `module`, keeping only the exports above visible.
+/// Links lib/Runtime (the thread pool behind `kina_parallel_for`, the
+/// allocator behind `_mlir_memref_to_llvm_alloc/free`) into `module`,
+/// keeping only the exports above visible.
 LogicalResult linkRuntime(llvm::Module &module, Location loc);
 
 } // namespace mlir::kina

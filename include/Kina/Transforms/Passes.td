@@ -28,22 +28,26 @@ def CopiesToLinalgPass : Pass<"kina-copies-to-linalg"> {
 def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
   let summary = "Tile linalg.matmul for the caches and registers, vectorize";
   let description = [{
-    For each `linalg.matmul` on tensors whose M and N the register tile
-    (`tile-m` x `tile-n`, 8 x 32 by default: 16 accumulators of 16 floats on
-    AVX-512) divides: cache tiles (up to 64 x 256 x 256, chosen to divide the
-    static sizes) visited in N, K, M order, then register tiles with one
-    step of K, vectorized to `vector.contract` and lowered as outer products
-    (FMAs). Other matmuls keep their loops.
+    For each static `linalg.matmul` on tensors whose N the strip width
+    `tile-n` divides: cache tiles (up to 64 x 256 x 256, chosen to divide
+    the static sizes) visited in N, K, M order. Per (N, K) cache tile, B's
+    block is packed once, outside the M loop, into strips of K x `tile-n`
+    contiguous floats; each strip feeds register tiles of `tile-m` x
+    `tile-n` (the rows `tile-m` does not divide form one shorter tile) with
+    one step of K, vectorized to `vector.contract` and lowered as outer
+    products (FMAs). Other matmuls keep their loops.
     Run `loop-invariant-subset-hoisting` after it, so that the accumulator
     tile is carried through the K loop in registers.
 
     Matmuls of at least `parallel-threshold` multiply-adds with more than
     one N cache tile get their N tiles as an `scf.forall` (independent
-    column panels; see `kina-outline-parallel-loops`).
+    column panels; see `kina-outline-parallel-loops`). A static
+    `linalg.batch_matmul` becomes an `scf.forall` over its batch of
+    `linalg.matmul`s first.
   }];
   let options = [
     Option<"tileM", "tile-m", "int64_t", /*default=*/"8",
-           "rows of the register tile">,
+           "rows of the register tile (1 to 16)">,
     Option<"tileN", "tile-n", "int64_t", /*default=*/"32",
            "columns of the register tile (a multiple of the vector width)">,
     Option<"parallelThreshold", "parallel-threshold", "int64_t",
