@@ -27,8 +27,9 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# fp32 FMA peak of this machine kind (issue #6): per core, and on two.
-PEAK_GFLOPS = {1: 263.0, 2: 526.0}
+# fp32 FMA peak per core, measured on this CPU by bench/fma_peak.c (issue
+# #6 quotes 263 per core for the AVX-512 Zen 5 it was filed on).
+PEAK_GFLOPS = {}
 REALISTIC = dict(T=128, H=12, DH=64, D=768, V=32000)
 REALISTIC_GFLOP = 6.95
 SGEMM = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
@@ -170,6 +171,18 @@ def c_abi_toy():
                                     text=True).stdout) * 1e-9
 
 
+def measure_peak():
+    """GFLOP/s of one core's vector FMAs (bench/fma_peak.c)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = pathlib.Path(tmp) / "fma_peak"
+        subprocess.run(["clang-22", "-O2", "-march=native",
+                        "-ffp-contract=fast", str(ROOT / "bench/fma_peak.c"),
+                        "-o", str(exe)], check=True)
+        return float(subprocess.run([str(exe)], check=True,
+                                    capture_output=True,
+                                    text=True).stdout.split()[0])
+
+
 def gen_realistic():
     return subprocess.run([sys.executable, str(ROOT / "scripts/gen_storylm.py"),
                            "--realistic"], check=True, capture_output=True,
@@ -192,10 +205,12 @@ def main():
               os.environ.get("OPENBLAS_CORETYPE", "unset"),
               os.environ.get("OPENBLAS_L2_SIZE", "unset")))
     with open("/proc/cpuinfo") as cpuinfo:
-        if "avx512f" not in cpuinfo.read():
-            print("note: this CPU reports no AVX-512; the peaks used below "
-                  "(%.0f/%.0f GFLOP/s) assume it, so its own FMA peak is "
-                  "about half of them" % (PEAK_GFLOPS[1], PEAK_GFLOPS[2]))
+        avx512 = "avx512f" in cpuinfo.read()
+    core = measure_peak()
+    PEAK_GFLOPS.update({1: core, 2: 2 * core})
+    print("this CPU: %s; fp32 FMA peak measured %.1f GFLOP/s per core "
+          "(bench/fma_peak.c), %.1f on two" % (
+              "AVX-512" if avx512 else "AVX2, no AVX-512", core, 2 * core))
     us = lambda s: "%8.2f us" % (s * 1e6)
     ms = lambda s: "%8.1f ms" % (s * 1e3)
 
@@ -213,7 +228,7 @@ def main():
           "(%.2f GFLOP)" % REALISTIC_GFLOP)
     source = gen_realistic()
     for threads in (1, 2):
-        kina = spawn("realistic-kina", threads, max(1, r // 2), source=source)
+        kina = spawn("realistic-kina", threads, r, source=source)
         numpy_ = spawn("realistic-numpy", threads, r)
         torch_ = spawn("realistic-torch", threads, r)
         best = min(numpy_["seconds"], torch_["seconds"])
@@ -235,7 +250,7 @@ def main():
         if args.quick and m * k * n > 1024 ** 3:
             continue
         gflop = 2 * m * k * n / 1e9
-        kina = spawn("sgemm-kina", 1, max(1, r // 2), shape=[m, k, n])
+        kina = spawn("sgemm-kina", 1, r, shape=[m, k, n])
         numpy_ = spawn("sgemm-numpy", 1, r, shape=[m, k, n])
         print("  %5dx%-5dx%-6d kina %7.1f GFLOP/s (%4.1f%%)   NumPy %7.1f "
               "GFLOP/s (%4.1f%%)" % (
