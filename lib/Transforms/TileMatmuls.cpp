@@ -74,13 +74,16 @@ static FailureOr<Value> packStrips(RewriterBase &rewriter,
   };
   Value zero = index(rewriter, 0), one = index(rewriter, 1);
   auto vector = VectorType::get({width}, f32);
+  // Row by row: B's rows are read in order (what the prefetchers follow),
+  // each row's pieces appended to their strips.
   auto outer = scf::ForOp::create(
-      rewriter, loc, zero, index(rewriter, strips), one, ValueRange{packed},
-      [&](OpBuilder &b, Location loc, Value strip, ValueRange into) {
-        Value column = arith::MulIOp::create(b, loc, strip, index(b, width));
+      rewriter, loc, zero, index(rewriter, rows), one, ValueRange{packed},
+      [&](OpBuilder &b, Location loc, Value row, ValueRange into) {
         auto inner = scf::ForOp::create(
-            b, loc, zero, index(b, rows), one, into,
-            [&](OpBuilder &b, Location loc, Value row, ValueRange into) {
+            b, loc, zero, index(b, strips), one, into,
+            [&](OpBuilder &b, Location loc, Value strip, ValueRange into) {
+              Value column =
+                  arith::MulIOp::create(b, loc, strip, index(b, width));
               Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
               Value v = vector::TransferReadOp::create(
                   b, loc, vector, hoisted, ValueRange{row, column}, pad,
@@ -136,6 +139,29 @@ static LogicalResult vectorizeRegisterTiles(RewriterBase &rewriter,
     return failure();
   rewriter.replaceOp(tileOp, vectorized->replacements);
   return success();
+}
+
+/// The N tiles of `op` as an scf.forall, with the producer of the result's
+/// initial value (the zero fill) fused in: each column panel is zeroed by
+/// the thread that computes it, while it is in that core's cache, instead
+/// of the whole result in one serial pass before.
+static FailureOr<Operation *> splitColumns(RewriterBase &rewriter,
+                                           linalg::MatmulOp op,
+                                           int64_t columns) {
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  tiling.setTileSizes(
+      getAsIndexOpFoldResult(rewriter.getContext(), {0, columns, 0}));
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> split =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(split))
+    return failure();
+  rewriter.replaceOp(op, split->replacements.lookup(op.getResult(0)));
+  return split->tiledAndFusedOps.front();
 }
 
 /// `linalg.batch_matmul` as an scf.forall over the batch of linalg.matmul,
@@ -203,11 +229,14 @@ struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
       int64_t tileK0 = largestDivisor(k, {256, 128, 64, 32, 16, 8, 4, 2, 1});
       Operation *panel = op;
       if (m * n * k >= parallelThreshold && n / tileN0 > 1) {
-        auto split = tile(rewriter, op, {0, tileN0, 0}, {},
-                          scf::SCFTilingOptions::LoopType::ForallOp);
+        // At least 8 panels where N allows, so that a few threads share
+        // them evenly (768 columns: 12 of 64, not 3 of 256).
+        while (n / tileN0 < 8 && tileN0 > 64 && n % (tileN0 / 2) == 0)
+          tileN0 /= 2;
+        FailureOr<Operation *> split = splitColumns(rewriter, op, tileN0);
         if (failed(split))
           return signalPassFailure();
-        panel = split->tiledOps.front();
+        panel = *split;
         tileN0 = 0;
       }
       auto cached = tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});

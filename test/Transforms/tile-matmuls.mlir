@@ -10,7 +10,8 @@
 // CHECK: scf.for %[[K:.*]] = %c0 to %c40 step %c8
 // CHECK: %[[BLOCK:.*]] = tensor.extract_slice %arg1[%[[K]], 0] [8, 64]
 // CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<2x8x32xf32>
-// CHECK: %[[PACKED:.*]] = scf.for %[[STRIP:.*]] = %c0 to %c2 {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
+// CHECK: %[[PACKED:.*]] = scf.for %[[ROW:.*]] = %c0 to %c8 {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
+// CHECK: scf.for %[[STRIP:.*]] = %c0 to %c2
 // CHECK: vector.transfer_read %[[BLOCK]]{{.*}} : tensor<8x64xf32>, vector<32xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<2x8x32xf32>
 // CHECK: scf.for %[[COL:.*]] = %c0 to %c64 step %c32
@@ -54,10 +55,13 @@ func.func @untiled(%a: tensor<6x4xf32>, %b: tensor<4x8xf32>, %c: tensor<6x8xf32>
 // -----
 
 // From `parallel-threshold` multiply-adds (default 2^22), the N cache tiles
-// are an scf.forall (here 4 panels of 256 columns); below it, all loops
-// are serial.
+// are an scf.forall, of at least 8 panels where N allows (here 8 of 128
+// columns), and the zero fill of the result is fused into it, per panel;
+// below the threshold, all loops are serial.
 // CHECK-LABEL: func.func @panels
-// CHECK: scf.forall (%{{.*}}) = (0) to (1024) step (256)
+// CHECK: scf.forall (%[[J:.*]]) = (0) to (1024) step (128) shared_outs(%[[OUT:.*]] = %arg2)
+// CHECK: %[[PANEL:.*]] = tensor.extract_slice %[[OUT]][0, %[[J]]] [64, 128]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PANEL]] : tensor<64x128xf32>)
 // CHECK: scf.for
 // CHECK: vector.fma
 // CHECK: tensor.parallel_insert_slice
@@ -65,7 +69,9 @@ func.func @untiled(%a: tensor<6x4xf32>, %b: tensor<4x8xf32>, %c: tensor<6x8xf32>
 // CHECK-NOT: scf.forall
 // CHECK: return
 func.func @panels(%a: tensor<64x256xf32>, %b: tensor<256x1024xf32>, %c: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
-  %0 = linalg.matmul ins(%a, %b : tensor<64x256xf32>, tensor<256x1024xf32>) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<64x256xf32>, tensor<256x1024xf32>) outs(%init : tensor<64x1024xf32>) -> tensor<64x1024xf32>
   return %0 : tensor<64x1024xf32>
 }
 func.func @small(%a: tensor<16x256xf32>, %b: tensor<256x512xf32>, %c: tensor<16x512xf32>) -> tensor<16x512xf32> {
