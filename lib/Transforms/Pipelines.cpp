@@ -40,6 +40,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
     registerTile.tileN = 16;
   }
   pm.addNestedPass<func::FuncOp>(createTileMatmulsPass(registerTile));
+  pm.addNestedPass<func::FuncOp>(createSplitParallelOpsPass());
   pm.addPass(createCanonicalizerPass());
   // The accumulator tile: out of the K loop, carried in registers.
   pm.addPass(createLoopInvariantSubsetHoistingPass());

@@ -59,6 +59,27 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def SplitParallelOpsPass : Pass<"kina-split-parallel-ops", "::mlir::func::FuncOp"> {
+  let summary = "Large linalg ops on tensors as an scf.forall of pieces";
+  let description = [{
+    Each static linalg op on tensors outside any loop (other than
+    `linalg.fill`), with at least `min-iterations` points in its iteration
+    space, is tiled along its outermost parallel dimension of more than one
+    iteration into about `pieces` tiles of an `scf.forall`, which
+    `kina-outline-parallel-loops` hands to the thread pool. Reduction
+    dimensions are never split, so the results are the same bits.
+    Run after `kina-tile-matmuls` (whose matmuls are inside loops by then).
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"65536",
+           "the smallest iteration space worth waking threads for">,
+    Option<"pieces", "pieces", "int64_t", /*default=*/"8",
+           "about how many tiles to split into">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def OutlineParallelLoopsPass
     : Pass<"kina-outline-parallel-loops", "::mlir::ModuleOp"> {
   let summary = "Outline bufferized scf.forall bodies for the thread pool";

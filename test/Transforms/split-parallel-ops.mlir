@@ -1,0 +1,49 @@
+// RUN: kina-opt %s --kina-split-parallel-ops | FileCheck %s
+// RUN: kina-opt %s --kina-split-parallel-ops=min-iterations=1000000 | FileCheck %s --check-prefix=HIGH
+
+// A large elementwise op: its outermost parallel dimension of more than one
+// iteration (here the second, of 12) is split into about 8 pieces.
+// CHECK-LABEL: func.func @scale
+// CHECK: scf.forall (%[[H:.*]]) = (0) to (12) step (2) shared_outs(%[[OUT:.*]] = %arg1)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x128x128xf32>)
+// CHECK: tensor.parallel_insert_slice {{.*}} into %[[OUT]][0, %[[H]], 0, 0] [1, 2, 128, 128]
+// HIGH-LABEL: func.func @scale
+// HIGH-NOT: scf.forall
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @scale(%x: tensor<1x12x128x128xf32>, %out: tensor<1x12x128x128xf32>) -> tensor<1x12x128x128xf32> {
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x12x128x128xf32>) outs(%out : tensor<1x12x128x128xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %two = arith.constant 2.0 : f32
+    %m = arith.mulf %a, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<1x12x128x128xf32>
+  return %0 : tensor<1x12x128x128xf32>
+}
+
+// A row reduction (softmax's max) is split along its rows only; the
+// reduced dimension stays whole, so every row is reduced as before.
+// CHECK-LABEL: func.func @row_max
+// CHECK: scf.forall (%{{.*}}) = (0) to (768) step (96)
+// CHECK: linalg.reduce ins(%{{.*}} : tensor<96x128xf32>) outs(%{{.*}} : tensor<96xf32>) dimensions = [1]
+func.func @row_max(%x: tensor<768x128xf32>, %init: tensor<768xf32>) -> tensor<768xf32> {
+  %0 = linalg.reduce ins(%x : tensor<768x128xf32>) outs(%init : tensor<768xf32>) dimensions = [1]
+    (%a: f32, %b: f32) {
+      %m = arith.maximumf %a, %b : f32
+      linalg.yield %m : f32
+    }
+  return %0 : tensor<768xf32>
+}
+
+// Small ops and fills stay as they are.
+// CHECK-LABEL: func.func @small
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @small(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %big = tensor.empty() : tensor<1024x1024xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%big : tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %t = linalg.transpose ins(%x : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) permutation = [1, 0]
+  return %t : tensor<64x64xf32>
+}
