@@ -38,9 +38,11 @@ static struct {
   int started;     /* workers running */
   int requested;   /* threads per launch, the caller included; 0: default */
   int stopping;
+  int cores;           /* usable cores, once known */
+  int spin;            /* threads <= cores: waiters may spin first */
   uint64_t generation; /* bumped once per launch */
   int helpers;         /* workers taking part in the current launch */
-  int busy;            /* of those, still working */
+  uint64_t busy;       /* of those, still working */
   /* The current launch. */
   kina_loop_body body;
   void *context;
@@ -88,12 +90,36 @@ static void run_chunks(void) {
   }
 }
 
+/* Waiting for a launch, or for its end, spins a little before sleeping:
+   waking a sleeping thread costs tens of microseconds, as much as a small
+   parallel loop. Not when there are more threads than cores. */
+#define SPIN_ROUNDS 4000
+
+static void pause_briefly(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+static void spin_while_equal(const uint64_t *word, uint64_t value) {
+  for (int i = 0; i < SPIN_ROUNDS && pool.spin &&
+                  __atomic_load_n(word, __ATOMIC_ACQUIRE) == value &&
+                  !__atomic_load_n(&pool.stopping, __ATOMIC_ACQUIRE);
+       ++i)
+    pause_briefly();
+}
+
 static void *worker_main(void *arg) {
   int index = (int)(intptr_t)arg;
   pthread_mutex_lock(&pool.lock);
   /* Not pool.generation: a launch may have begun since the start. */
   uint64_t seen = pool.born[index];
   for (;;) {
+    if (pool.generation == seen && !pool.stopping) {
+      pthread_mutex_unlock(&pool.lock);
+      spin_while_equal(&pool.generation, seen);
+      pthread_mutex_lock(&pool.lock);
+    }
     while (pool.generation == seen && !pool.stopping)
       pthread_cond_wait(&pool.wake, &pool.lock);
     if (pool.stopping)
@@ -104,7 +130,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_unlock(&pool.lock);
     run_chunks();
     pthread_mutex_lock(&pool.lock);
-    if (--pool.busy == 0)
+    if (__atomic_sub_fetch(&pool.busy, 1, __ATOMIC_RELEASE) == 0)
       pthread_cond_signal(&pool.done);
   }
   pthread_mutex_unlock(&pool.lock);
@@ -185,13 +211,20 @@ void kina_parallel_for(kina_loop_body body, void *context,
   pool.chunk = (iterations + chunks - 1) / chunks;
   pool.next = 0;
   pool.helpers = participants - 1;
-  pool.busy = participants - 1;
-  ++pool.generation;
+  if (pool.cores == 0)
+    pool.cores = available_cores();
+  pool.spin = threads <= pool.cores;
+  __atomic_store_n(&pool.busy, participants - 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&pool.generation, pool.generation + 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool.wake);
   pthread_mutex_unlock(&pool.lock);
 
   run_chunks();
 
+  for (int i = 0; i < SPIN_ROUNDS && pool.spin &&
+                  __atomic_load_n(&pool.busy, __ATOMIC_ACQUIRE) != 0;
+       ++i)
+    pause_briefly();
   pthread_mutex_lock(&pool.lock);
   while (pool.busy > 0)
     pthread_cond_wait(&pool.done, &pool.lock);
@@ -202,7 +235,7 @@ void kina_parallel_for(kina_loop_body body, void *context,
 /* Workers must be gone before dlclose unmaps their code. */
 __attribute__((destructor)) static void stop_workers(void) {
   pthread_mutex_lock(&pool.lock);
-  pool.stopping = 1;
+  __atomic_store_n(&pool.stopping, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool.wake);
   int started = pool.started;
   pthread_mutex_unlock(&pool.lock);
