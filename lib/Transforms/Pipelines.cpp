@@ -12,6 +12,7 @@
 #include "Kina/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -72,7 +73,11 @@ void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createOutlineParallelLoopsPass());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createConvertVectorToSCFPass());
+  // Unrolled: the loop form stages vectors through stack slots allocated
+  // inside the enclosing loops, which grow the stack when LLVM cannot
+  // promote them.
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

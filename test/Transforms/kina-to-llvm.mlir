@@ -19,3 +19,14 @@ func.func @logits(%r: !kina.tensor<1x4x4xf32, @host>, %w: !kina.tensor<4x8xf32, 
   %0 = kina.matmul %r, %wb : (!kina.tensor<1x4x4xf32, @host>, !kina.tensor<1x4x8xf32, @host>) -> !kina.tensor<1x4x8xf32, @host>
   return %0 : !kina.tensor<1x4x8xf32, @host>
 }
+
+// A tiled matmul: its vector transfers are unrolled, so no stack slot is
+// allocated inside a loop (each would grow the stack per iteration where
+// LLVM cannot promote it); the only allocas are in the entry block.
+// CHECK-LABEL: llvm.func @tiled
+// CHECK-NOT: llvm.alloca {{.*}}vector
+// CHECK: llvm.return
+func.func @tiled(%a: !kina.tensor<16x16xf32, @host>, %b: !kina.tensor<16x32xf32, @host>) -> !kina.tensor<16x32xf32, @host> {
+  %0 = kina.matmul %a, %b : (!kina.tensor<16x16xf32, @host>, !kina.tensor<16x32xf32, @host>) -> !kina.tensor<16x32xf32, @host>
+  return %0 : !kina.tensor<16x32xf32, @host>
+}
