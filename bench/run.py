@@ -34,6 +34,8 @@ REALISTIC = dict(T=128, H=12, DH=64, D=768, V=32000)
 REALISTIC_GFLOP = 6.95
 SGEMM = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
          (2048, 2048, 2048), (128, 768, 768), (128, 768, 32000)]
+# The clang of the pinned LLVM (LLVM_VERSION), for the C drivers.
+CLANG = "clang-" + (ROOT / "LLVM_VERSION").read_text().strip()
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "KINA_NUM_THREADS")
 
@@ -164,7 +166,7 @@ def c_abi_toy():
                         str(ROOT / "examples/storylm0_forward.kina"), "-o",
                         str(so)], check=True)
         exe = pathlib.Path(tmp) / "toy"
-        subprocess.run(["clang-22", "-O2", str(ROOT / "bench/toy_c_abi.c"),
+        subprocess.run([CLANG, "-O2", str(ROOT / "bench/toy_c_abi.c"),
                         str(so), "-Wl,-rpath," + tmp, "-o", str(exe)],
                        check=True)
         return float(subprocess.run([str(exe)], check=True, capture_output=True,
@@ -175,7 +177,7 @@ def measure_peak():
     """GFLOP/s of one core's vector FMAs (bench/fma_peak.c)."""
     with tempfile.TemporaryDirectory() as tmp:
         exe = pathlib.Path(tmp) / "fma_peak"
-        subprocess.run(["clang-22", "-O2", "-march=native",
+        subprocess.run([CLANG, "-O2", "-march=native",
                         "-ffp-contract=fast", str(ROOT / "bench/fma_peak.c"),
                         "-o", str(exe)], check=True)
         return float(subprocess.run([str(exe)], check=True,

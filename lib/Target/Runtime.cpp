@@ -29,10 +29,6 @@ LogicalResult mlir::kina::linkRuntime(llvm::Module &module, Location loc) {
   // Built for the default target of the same LLVM; generated for the host.
   (*runtime)->setTargetTriple(module.getTargetTriple());
   (*runtime)->setDataLayout(module.getDataLayout());
-  for (llvm::StringRef name : kRuntimeExports)
-    if (module.getFunction(name) && !module.getFunction(name)->isDeclaration())
-      return emitError(loc) << "internal error: '" << name
-                            << "' is defined twice";
   if (llvm::Linker::linkModules(module, std::move(*runtime)))
     return emitError(loc) << "internal error: linking the runtime failed";
   // Only the exports stay visible; the rest may be inlined and dropped.

@@ -27,9 +27,9 @@ static bool passesAsPointer(MemRefType type) {
   return type.hasStaticShape() && type.getLayout().isIdentity();
 }
 
-/// Adds the outlined function's parameters for `value` (captured by the
-/// loop) and the call's arguments, and returns how the body rebuilds it.
 namespace {
+/// A value the loop body uses from outside, and what the call passes for
+/// it (the value itself, or a memref's base buffer and dynamic metadata).
 struct Capture {
   Value outside;
   SmallVector<Value> arguments; // at the call site

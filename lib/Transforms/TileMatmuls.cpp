@@ -32,18 +32,27 @@ static int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates) {
   return 1;
 }
 
+using LoopType = scf::SCFTilingOptions::LoopType;
+
+static scf::SCFTilingOptions tilingOptions(MLIRContext *ctx,
+                                           ArrayRef<int64_t> sizes,
+                                           ArrayRef<int64_t> interchange,
+                                           LoopType loopType) {
+  scf::SCFTilingOptions options;
+  options.setLoopType(loopType);
+  options.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
+  if (!interchange.empty())
+    options.setInterchange(interchange);
+  return options;
+}
+
 /// Tiles `op`; returns the tiled op and the loops, outermost first.
 static FailureOr<scf::SCFTilingResult>
 tile(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
-     ArrayRef<int64_t> interchange,
-     scf::SCFTilingOptions::LoopType loopType =
-         scf::SCFTilingOptions::LoopType::ForOp) {
+     ArrayRef<int64_t> interchange, LoopType loopType = LoopType::ForOp) {
   rewriter.setInsertionPoint(op);
-  scf::SCFTilingOptions options;
-  options.setLoopType(loopType);
-  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
-  if (!interchange.empty())
-    options.setInterchange(interchange);
+  scf::SCFTilingOptions options =
+      tilingOptions(rewriter.getContext(), sizes, interchange, loopType);
   FailureOr<scf::SCFTilingResult> tiled =
       scf::tileUsingSCF(rewriter, cast<TilingInterface>(op), options);
   if (failed(tiled))
@@ -148,12 +157,10 @@ static LogicalResult vectorizeRegisterTiles(RewriterBase &rewriter,
 static FailureOr<Operation *> splitColumns(RewriterBase &rewriter,
                                            linalg::MatmulOp op,
                                            int64_t columns) {
-  scf::SCFTilingOptions tiling;
-  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  tiling.setTileSizes(
-      getAsIndexOpFoldResult(rewriter.getContext(), {0, columns, 0}));
   scf::SCFTileAndFuseOptions options;
-  options.setTilingOptions(tiling);
+  options.setTilingOptions(tilingOptions(rewriter.getContext(),
+                                         {0, columns, 0}, {},
+                                         LoopType::ForallOp));
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTileAndFuseResult> split =
       scf::tileConsumerAndFuseProducersUsingSCF(
@@ -168,8 +175,7 @@ static FailureOr<Operation *> splitColumns(RewriterBase &rewriter,
 /// which the rest of the pass then tiles like any other.
 static LogicalResult splitBatch(RewriterBase &rewriter,
                                 linalg::BatchMatmulOp op) {
-  auto batches = tile(rewriter, op, {1, 0, 0, 0}, {},
-                      scf::SCFTilingOptions::LoopType::ForallOp);
+  auto batches = tile(rewriter, op, {1, 0, 0, 0}, {}, LoopType::ForallOp);
   if (failed(batches))
     return failure();
   Operation *one = batches->tiledOps.front();
@@ -196,12 +202,16 @@ struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::BatchMatmulOp> batched;
+    // Static shapes on tensors, the result's columns a multiple of tileN.
+    auto tileable = [&](linalg::LinalgOp op, int64_t batchDims) {
+      if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
+        return false;
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      return type.getDimSize(batchDims + 1) % tileN == 0;
+    };
     getOperation().walk([&](linalg::BatchMatmulOp op) {
-      auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
-      auto lhs = dyn_cast<RankedTensorType>(op.getInputs()[0].getType());
-      if (type && lhs && type.hasStaticShape() && lhs.hasStaticShape() &&
-          !op.hasUserDefinedMaps() && type.getDimSize(0) > 1 &&
-          type.getDimSize(2) % tileN == 0)
+      if (tileable(op, 1) && !op.hasUserDefinedMaps() &&
+          cast<RankedTensorType>(op.getResult(0).getType()).getDimSize(0) > 1)
         batched.push_back(op);
     });
     for (linalg::BatchMatmulOp op : batched)
@@ -209,10 +219,7 @@ struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
         return signalPassFailure();
     SmallVector<linalg::MatmulOp> matmuls;
     getOperation().walk([&](linalg::MatmulOp op) {
-      auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
-      auto lhs = dyn_cast<RankedTensorType>(op.getInputs()[0].getType());
-      if (type && lhs && type.hasStaticShape() && lhs.hasStaticShape() &&
-          type.getDimSize(1) % tileN == 0)
+      if (tileable(op, 0))
         matmuls.push_back(op);
     });
     for (linalg::MatmulOp op : matmuls) {
