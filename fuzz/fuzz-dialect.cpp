@@ -7,7 +7,7 @@
 #include "FuzzSupport.h"
 
 #include "Kina/InitAll.h"
-#include "Kina/Transforms/Passes.h"
+#include "Kina/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"

@@ -1,39 +1,32 @@
 //===- KinaModule.cpp - The `_kina` Python extension ----------------------===//
 //
 // Glue only: compile through Kina/API/Compiler.h, load and call through
-// Kina/API/Runtime.h. Every argument is checked against the signature
+// Kina/API/SharedLibrary.h; dtypes, shapes and statuses are described by
+// Kina/API/TensorTypes.h. Every argument is checked against the signature
 // before any pointer reaches compiled code; the GIL is released while
 // compiling and while compiled code runs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kina/API/Compiler.h"
-#include "Kina/API/Runtime.h"
+#include "Kina/API/SharedLibrary.h"
+#include "Kina/API/TensorTypes.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <memory>
-#include <sstream>
 
 namespace py = pybind11;
 
 namespace {
 
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    os << (i ? ", " : "") << shape[i];
-  os << "]";
-  return os.str();
-}
+using kina::formatShape;
 
 std::string describe(const kina::TensorSignature &t) {
-  static const std::map<std::string, std::string> numpyNames = {
-      {"f32", "float32"}, {"i32", "int32"}, {"i64", "int64"}};
-  return numpyNames.at(t.dtype) + " of shape " + formatShape(t.shape);
+  return std::string(kina::dtypeInfo(t.dtype).numpyName) + " of shape " +
+         formatShape(t.shape);
 }
 
 /// `numpy.generic`, the base of NumPy's scalar types (looked up once).
@@ -42,12 +35,8 @@ py::handle numpyGeneric() {
   return generic;
 }
 
-py::dtype numpyDtype(const std::string &dtype) {
-  if (dtype == "f32")
-    return py::dtype::of<float>();
-  if (dtype == "i32")
-    return py::dtype::of<int32_t>();
-  return py::dtype::of<int64_t>();
+py::dtype numpyDtype(kina::DType dtype) {
+  return py::dtype(std::string(kina::dtypeInfo(dtype).numpyName));
 }
 
 /// A loaded shared object. Functions keep it alive.
@@ -180,11 +169,12 @@ public:
       py::gil_scoped_release release;
       status = entry(pointers);
     }
-    if (status == 1)
-      throw py::index_error(fn.name + "(): a gather id is outside [0, rows)");
-    if (status != 0)
-      throw std::runtime_error(fn.name + "(): compiled code returned status " +
-                               std::to_string(status));
+    std::string failure = fn.name + "(): " + kina::describeStatus(status);
+    if (status == KINA_STATUS_GATHER_OUT_OF_RANGE)
+      throw py::index_error(failure);
+    if (status != KINA_STATUS_OK)
+      throw std::runtime_error(failure + " (status " + std::to_string(status) +
+                               ")");
     return result;
   }
 
@@ -201,7 +191,7 @@ py::dict toDict(const kina::TensorSignature &t, bool named) {
   py::dict d;
   if (named)
     d["name"] = t.name;
-  d["dtype"] = t.dtype;
+  d["dtype"] = std::string(kina::dtypeInfo(t.dtype).name);
   d["shape"] = py::tuple(py::cast(t.shape));
   return d;
 }
@@ -210,6 +200,7 @@ py::dict toDict(const kina::TensorSignature &t, bool named) {
 
 PYBIND11_MODULE(_kina, m) {
   m.doc() = "Kina's compiler and runtime (use the `kina` package)";
+  m.attr("MAX_THREADS") = KINA_MAX_THREADS;
 
   m.def(
       "compile_to_file",

@@ -16,7 +16,7 @@ run() { # name, command...
   if "$@"; then echo "== $name: ok"; else echo "== $name: FAILED"; failed+=("$name"); fi
 }
 
-run "lit (dialect, frontend, lowering, goldens, C ABI)" \
+run "lit (dialect, frontend, lowering, transforms, C ABI)" \
   cmake --build build --target check-kina
 run "pytest (execution through the C ABI, Python API)" \
   "$python" -m pytest -q -p no:cacheprovider test/Target test/python

@@ -13,6 +13,9 @@ void registerAllDialects(mlir::DialectRegistry &registry);
 void registerAllPasses();
 /// `--import-kina` and `--kina-to-so`.
 void registerAllTranslations();
+/// `--kina-to-so`: `.kina` source or a kina `.mlir` in, a shared object
+/// out (`--emit-header` also writes the C header beside it).
+void registerKinaToSharedObjectTranslation();
 } // namespace kina
 
 #endif // KINA_INITALL_H

@@ -45,12 +45,12 @@ struct MergeAdjacentSlices : OpRewritePattern<ConcatOp> {
         continue;
       }
       SliceOp last = sliceOnAxis(inputs[end - 1]);
-      auto sourceType = cast<KinaTensorType>(first.getInput().getType());
-      SmallVector<int64_t> shape(sourceType.getShape());
-      shape[axis] = last.getStop() - first.getStart();
-      operands.push_back(SliceOp::create(
-          rewriter, concat.getLoc(), sourceType.withShape(shape),
-          first.getInput(), axis, first.getStart(), last.getStop()));
+      auto slice =
+          createInferred<SliceOp>(rewriter, concat.getLoc(), first.getInput(),
+                                  axis, first.getStart(), last.getStop());
+      if (!slice)
+        return failure();
+      operands.push_back(slice);
       merged = true;
       i = end;
     }

@@ -1,7 +1,8 @@
 //===- KinaDialect.cpp - Dialect registration -----------------------------===//
 //
-// Registers the kina types, attributes and ops, and materializes the
-// constants that folding produces.
+// Registers the kina types, attributes and ops, materializes the constants
+// that folding produces, and verifies the dialect's discardable attributes
+// wherever they appear.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -34,6 +36,38 @@ Operation *KinaDialect::materializeConstant(OpBuilder &builder,
       !tensorType.getElementType().isF32())
     return nullptr;
   return ConstantOp::create(builder, loc, type, floatValue);
+}
+
+LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  StringAttr name = attr.getName();
+  if (name == getEntryAttrHelper().getName() ||
+      name == getParallelBodyAttrHelper().getName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name.getValue()
+                             << "' is a unit attribute of a function";
+    return success();
+  }
+  if (name == getNameAttrHelper().getName())
+    return op->emitError() << "'" << name.getValue()
+                           << "' names a function argument; it belongs in "
+                              "the argument's attributes";
+  return op->emitError() << "unknown kina attribute '" << name.getValue()
+                         << "'";
+}
+
+LogicalResult KinaDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != getNameAttrHelper().getName())
+    return op->emitError() << "unknown kina argument attribute '"
+                           << attr.getName().getValue() << "'";
+  auto value = dyn_cast<StringAttr>(attr.getValue());
+  if (!value || value.empty())
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' of argument "
+                           << argIndex << " must be a non-empty string";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -26,12 +26,23 @@ void KinaDialect::registerTypes() {
       >();
 }
 
-std::string mlir::kina::formatShape(ArrayRef<int64_t> shape) {
-  std::string text = "[";
-  llvm::raw_string_ostream os(text);
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return text;
+Type mlir::kina::getElementType(MLIRContext *context, ::kina::DType dtype) {
+  const ::kina::DTypeInfo &info = ::kina::dtypeInfo(dtype);
+  if (info.isFloat)
+    return Float32Type::get(context);
+  return IntegerType::get(context, info.bytes * 8);
+}
+
+std::optional<::kina::DType> mlir::kina::getDType(Type elementType) {
+  for (const ::kina::DTypeInfo &info : ::kina::kDTypes)
+    if (elementType && elementType == getElementType(elementType.getContext(),
+                                                     info.dtype))
+      return info.dtype;
+  return std::nullopt;
+}
+
+::kina::DType KinaTensorType::getDType() const {
+  return *mlir::kina::getDType(getElementType());
 }
 
 Type KinaTensorType::parse(AsmParser &parser) {
@@ -68,9 +79,7 @@ LogicalResult
 KinaTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
                        ArrayRef<int64_t> shape, Type elementType,
                        PlacementAttr placement) {
-  if (!elementType || !(elementType.isF32() || elementType.isInteger(32) ||
-                        elementType.isInteger(64)) ||
-      !elementType.isSignlessIntOrFloat())
+  if (!mlir::kina::getDType(elementType))
     return emitError() << "kina tensor element type must be f32, i32 or i64, "
                           "got "
                        << elementType;
@@ -84,7 +93,7 @@ KinaTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
                          << formatShape(shape);
     // Element counts (and so byte sizes) must stay representable.
     if (llvm::MulOverflow(elements, dim, elements) ||
-        elements > (int64_t(1) << 60))
+        elements > ::kina::kMaxElements)
       return emitError() << "kina tensor of shape " << formatShape(shape)
                          << " has too many elements";
   }

@@ -1,8 +1,9 @@
 //===- ShapeRules.cpp - The typing rules of every kina op -----------------===//
 //
 // Each op's `inferResultType` is the one statement of its typing rule
-// (language.md section 4). The verifier compares the result type with it
-// and the frontend asks it for result types, so a rule lives only here.
+// (docs/language.md, "Ops"). The verifier compares the result type with
+// it, `createInferred` builds with it and the frontend asks it for result
+// types, so a rule lives only here.
 // Rules read attributes defensively: they also run on unverified ops.
 //
 //===----------------------------------------------------------------------===//
@@ -247,6 +248,21 @@ FailureOr<Type> MatmulOp::inferResultType(TypeRange operandTypes,
   return rule.shaped(lhs, shape);
 }
 
+/// `x @ broadcast(w)`: w keeps its own matrix dims and takes the batch
+/// dims of x.
+FailureOr<SmallVector<int64_t>>
+MatmulOp::contextualBroadcastShape(KinaTensorType input, KinaTensorType other,
+                                   EmitErrorFn emitError) {
+  if (input.getRank() < 2 || other.getRank() < 2)
+    return emitError() << "as an operand of a matmul, broadcast(x) needs x "
+                          "and the other operand of rank >= 2, got "
+                       << formatShape(input.getShape()) << " and "
+                       << formatShape(other.getShape());
+  SmallVector<int64_t> shape(other.getShape().drop_back(2));
+  llvm::append_range(shape, input.getShape().take_back(2));
+  return shape;
+}
+
 FailureOr<Type> BroadcastOp::inferResultType(TypeRange operandTypes,
                                              DictionaryAttr attributes,
                                              EmitErrorFn emitError) {
@@ -376,10 +392,15 @@ FailureOr<Type> NegOp::inferResultType(TypeRange operandTypes,
   return Type((*operands)[0]);
 }
 
+DictionaryAttr mlir::kina::getInherentAttrs(Operation *op) {
+  auto inherent = dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute());
+  return inherent ? inherent : DictionaryAttr::get(op->getContext());
+}
+
 LogicalResult mlir::kina::verifyInferredResultType(Operation *op) {
   auto iface = cast<InferResultTypeOpInterface>(op);
   FailureOr<Type> inferred =
-      iface.inferResultType(op->getOperandTypes(), op->getAttrDictionary(),
+      iface.inferResultType(op->getOperandTypes(), getInherentAttrs(op),
                             [op] { return op->emitOpError(); });
   if (failed(inferred))
     return failure();

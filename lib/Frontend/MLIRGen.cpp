@@ -35,11 +35,7 @@ static std::string formatType(Type type) {
   auto tensor = dyn_cast<KinaTensorType>(type);
   if (!tensor)
     return "a value that is not a kina tensor";
-  std::string element;
-  Type elementType = tensor.getElementType();
-  element = elementType.isF32()         ? "F32"
-            : elementType.isInteger(32) ? "I32"
-                                        : "I64";
+  std::string element(::kina::dtypeInfo(tensor.getDType()).sourceName);
   return "Tensor[" + element + ", " + formatShape(tensor.getShape()) + ", @" +
          stringifyPlacement(tensor.getPlacement().getValue()).str() + "]";
 }
@@ -75,7 +71,9 @@ private:
   Value checkAscription(const Statement &stmt, Value value);
   Value genExpr(const Expr &expr);
   Value genBinary(const Expr &expr);
-  Value genContextual(const Expr &expr, Value other, StringRef token);
+  Value genContextual(const Expr &expr, Value other, const SurfaceOp &infix);
+  const InferResultTypeOpInterface::Concept *shapeRule(const SurfaceOp &op,
+                                                       SourceLoc where);
   Value genOp(const Expr &expr, ValueRange operands,
               SmallVectorImpl<NamedAttribute> &attrs);
   Value genCall(const Expr &expr);
@@ -110,9 +108,7 @@ static std::string opDisplayName(const SurfaceOp &op) {
 }
 
 KinaTensorType MLIRGen::convertType(const TypeSpec &spec) {
-  Type element = spec.elementType == "F32"   ? Type(builder.getF32Type())
-                 : spec.elementType == "I32" ? Type(builder.getI32Type())
-                                             : Type(builder.getI64Type());
+  Type element = getElementType(&context, spec.elementType);
   auto type = KinaTensorType::getChecked(
       [&] { return error(spec.loc); }, &context, ArrayRef<int64_t>(spec.dims),
       element,
@@ -182,10 +178,12 @@ void MLIRGen::declareFunction(const Function &fn) {
   builder.setInsertionPointToEnd(module.getBody());
   auto op = func::FuncOp::create(builder, loc(fn.loc), fn.name,
                                  builder.getFunctionType(inputs, result));
+  auto *dialect = context.getLoadedDialect<KinaDialect>();
   for (auto [i, name] : llvm::enumerate(inputNames))
-    op.setArgAttr(i, "kina.name", builder.getStringAttr(name));
+    op.setArgAttr(i, dialect->getNameAttrHelper().getName(),
+                  builder.getStringAttr(name));
   if (fn.isMain && mainFunction == &fn)
-    op->setAttr("kina.entry", builder.getUnitAttr());
+    dialect->getEntryAttrHelper().setAttr(op, builder.getUnitAttr());
   it->second = FunctionInfo{&fn, op};
 }
 
@@ -358,11 +356,11 @@ Value MLIRGen::genBinary(const Expr &expr) {
   Value lhs, rhs;
   if (lhsExpr.isContextual()) {
     rhs = genExpr(rhsExpr);
-    lhs = rhs ? genContextual(lhsExpr, rhs, expr.token) : nullptr;
+    lhs = rhs ? genContextual(lhsExpr, rhs, *expr.op) : nullptr;
   } else {
     lhs = genExpr(lhsExpr);
     if (rhsExpr.isContextual())
-      rhs = lhs ? genContextual(rhsExpr, lhs, expr.token) : nullptr;
+      rhs = lhs ? genContextual(rhsExpr, lhs, *expr.op) : nullptr;
     else
       rhs = genExpr(rhsExpr);
   }
@@ -371,35 +369,37 @@ Value MLIRGen::genBinary(const Expr &expr) {
   return createOp(*expr.op, expr.loc, {lhs, rhs}, {});
 }
 
-/// `broadcast(x)` as an operand of `token`: the target is the other
-/// operand's shape, or for `@` its batch dims followed by x's last two.
-Value MLIRGen::genContextual(const Expr &expr, Value other, StringRef token) {
+/// `broadcast(x)` as an operand of the op of `infix`, whose shape rules
+/// say what target shape that is.
+Value MLIRGen::genContextual(const Expr &expr, Value other,
+                             const SurfaceOp &infix) {
   Value input = genExpr(*expr.operands[0]);
-  if (!input)
+  const InferResultTypeOpInterface::Concept *rule = shapeRule(infix, expr.loc);
+  if (!input || !rule)
     return nullptr;
-  auto inputType = cast<KinaTensorType>(input.getType());
-  auto otherType = cast<KinaTensorType>(other.getType());
-  SmallVector<int64_t> target;
-  if (token == "@") {
-    if (inputType.getRank() < 2 || otherType.getRank() < 2) {
-      error(expr.loc) << opDisplayName(*expr.op)
-                      << "(x) as an operand of '@' needs x and the other "
-                         "operand of rank >= 2, got "
-                      << formatShape(inputType.getShape()) << " and "
-                      << formatShape(otherType.getShape());
-      return nullptr;
-    }
-    llvm::append_range(target, otherType.getShape().drop_back(2));
-    llvm::append_range(target, inputType.getShape().take_back(2));
-  } else {
-    llvm::append_range(target, otherType.getShape());
-  }
+  FailureOr<SmallVector<int64_t>> target = rule->contextualBroadcastShape(
+      cast<KinaTensorType>(input.getType()),
+      cast<KinaTensorType>(other.getType()),
+      [&] { return error(expr.loc) << opDisplayName(*expr.op) << ": "; });
+  if (failed(target))
+    return nullptr;
   SmallVector<NamedAttribute> attrs;
   for (unsigned i = 0; i < expr.op->numAttrs; ++i)
     if (!expr.attrs[i])
       attrs.push_back(builder.getNamedAttr(
-          expr.op->attrs[i].name, builder.getDenseI64ArrayAttr(target)));
+          expr.op->attrs[i].name, builder.getDenseI64ArrayAttr(*target)));
   return genOp(expr, input, attrs);
+}
+
+/// The shape rules of the kina op behind `op`.
+const InferResultTypeOpInterface::Concept *
+MLIRGen::shapeRule(const SurfaceOp &op, SourceLoc where) {
+  std::optional<RegisteredOperationName> name =
+      RegisteredOperationName::lookup(op.opName, &context);
+  auto *rule = name ? name->getInterface<InferResultTypeOpInterface>() : nullptr;
+  if (!rule)
+    error(where) << "internal error: " << op.opName << " has no shape rule";
+  return rule;
 }
 
 bool MLIRGen::collectAttrs(const Expr &expr,
@@ -415,9 +415,6 @@ bool MLIRGen::collectAttrs(const Expr &expr,
       break;
     case SurfaceAttrKind::IntList:
       attr = builder.getDenseI64ArrayAttr(value.listValue);
-      break;
-    case SurfaceAttrKind::Float:
-      attr = builder.getF32FloatAttr(float(value.floatValue));
       break;
     }
     attrs.push_back(builder.getNamedAttr(expr.op->attrs[i].name, attr));
@@ -435,19 +432,15 @@ Value MLIRGen::genOp(const Expr &expr, ValueRange operands,
 /// own shape rule, whose diagnostics point at `where`.
 Value MLIRGen::createOp(const SurfaceOp &op, SourceLoc where,
                         ValueRange operands, ArrayRef<NamedAttribute> attrs) {
-  std::optional<RegisteredOperationName> name =
-      RegisteredOperationName::lookup(op.opName, &context);
-  auto *rule = name ? name->getInterface<InferResultTypeOpInterface>() : nullptr;
-  if (!rule) {
-    error(where) << "internal error: " << op.opName << " has no shape rule";
+  const InferResultTypeOpInterface::Concept *rule = shapeRule(op, where);
+  if (!rule)
     return nullptr;
-  }
   FailureOr<Type> type = rule->inferResultType(
       TypeRange(operands), builder.getDictionaryAttr(attrs),
       [&] { return error(where) << opDisplayName(op) << ": "; });
   if (failed(type))
     return nullptr;
-  OperationState state(loc(where), *name);
+  OperationState state(loc(where), op.opName);
   state.addOperands(operands);
   state.addAttributes(attrs);
   state.addTypes(*type);

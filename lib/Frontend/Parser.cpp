@@ -1,6 +1,6 @@
 //===- Parser.cpp - `.kina` source to AST ---------------------------------===//
 //
-// Recursive descent over the grammar of language.md. Ops are recognised
+// Recursive descent over the grammar of docs/language.md. Ops are recognised
 // through the generated surface table (SurfaceOps.h), so the parser knows
 // no op by name. On a syntax error the parser skips to the end of the
 // statement (or function) and goes on.
@@ -128,8 +128,8 @@ private:
 
 static bool isKeyword(llvm::StringRef word) {
   return word == "fn" || word == "return" || word == "Tensor" ||
-         word == "placeholder" || word == "F32" || word == "I32" ||
-         word == "I64" || lookupSurfaceOp(word) != nullptr;
+         word == "placeholder" || dtypeFromSource(word) ||
+         lookupSurfaceOp(word) != nullptr;
 }
 
 std::string Parser::describe(const Token &token) {
@@ -221,10 +221,16 @@ bool Parser::parseType(TypeSpec &type) {
   SourceLoc open = tok().loc;
   if (!expect(TokenKind::LBracket, "'[' after Tensor"))
     return false;
-  if (!tok().isIdentifier("F32") && !tok().isIdentifier("I32") &&
-      !tok().isIdentifier("I64"))
-    return expected("an element type F32, I32 or I64");
-  type.elementType = tok().text;
+  std::optional<DType> dtype = tok().is(TokenKind::Identifier)
+                                   ? dtypeFromSource(tok().text)
+                                   : std::nullopt;
+  if (!dtype) {
+    std::string names;
+    for (const DTypeInfo &info : kDTypes)
+      names += (names.empty() ? "" : ", ") + std::string(info.sourceName);
+    return expected("an element type (" + names + ")");
+  }
+  type.elementType = *dtype;
   consume();
   if (!expect(TokenKind::Comma, "','") || !parseDims(type.dims) ||
       !expect(TokenKind::Comma, "','"))
@@ -592,16 +598,6 @@ bool Parser::parseAttrValue(const SurfaceAttr &attr, AttrValue &value) {
       return error(value.loc, std::string("attribute '") + attr.name +
                                   "' takes a list of integers '[...]'");
     return parseDims(value.listValue);
-  case SurfaceAttrKind::Float: {
-    bool negative = consumeIf(TokenKind::Minus);
-    if (!tok().is(TokenKind::Integer) && !tok().is(TokenKind::Float))
-      return expected("a number");
-    value.floatValue = std::strtod(tok().text.c_str(), nullptr);
-    if (negative)
-      value.floatValue = -value.floatValue;
-    consume();
-    return true;
-  }
   }
   return false;
 }

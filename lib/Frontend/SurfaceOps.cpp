@@ -4,7 +4,7 @@
 #include <cstring>
 
 namespace kina {
-#include "Kina/Dialect/KinaSurfaceOps.inc"
+#include "Kina/Frontend/KinaSurfaceOps.inc"
 } // namespace kina
 
 using namespace kina;

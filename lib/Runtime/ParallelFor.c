@@ -22,8 +22,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "Kina/API/ABI.h"
+
 #define KINA_EXPORT __attribute__((visibility("default")))
-#define KINA_MAX_THREADS 256
 
 /* `body(context, begin, end)` runs iterations [begin, end). */
 typedef void (*kina_loop_body)(void *context, int64_t begin, int64_t end);

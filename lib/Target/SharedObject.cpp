@@ -11,7 +11,7 @@
 
 #include "Kina/Config.h"
 #include "Kina/Target/Runtime.h"
-#include "Kina/Transforms/Passes.h"
+#include "Kina/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -107,7 +107,8 @@ static LogicalResult addCInterface(llvm::Module &module,
         SmallVector<llvm::Type *>(sig.params.size() + 1, b.getPtrTy()),
         false);
     auto *wrapper = llvm::Function::Create(
-        type, llvm::GlobalValue::ExternalLinkage, "kina_" + sig.name, module);
+        type, llvm::GlobalValue::ExternalLinkage, KINA_EXPORT_PREFIX + sig.name,
+        module);
     for (unsigned i = 0; i < sig.params.size(); ++i) {
       wrapper->getArg(i)->setName(sig.params[i].name);
       wrapper->addParamAttr(i, llvm::Attribute::ReadOnly);
@@ -119,8 +120,9 @@ static LogicalResult addCInterface(llvm::Module &module,
       args.push_back(&arg);
     llvm::Value *ok = b.CreateCall(inner, args);
     b.CreateRet(inner->getReturnType()->isVoidTy()
-                    ? b.getInt32(0)
-                    : b.CreateSelect(ok, b.getInt32(0), b.getInt32(1)));
+                    ? b.getInt32(KINA_STATUS_OK)
+                    : b.CreateSelect(ok, b.getInt32(KINA_STATUS_OK),
+                                     b.getInt32(KINA_STATUS_GATHER_OUT_OF_RANGE)));
 
     // The same call with its pointers in an array, for embedders that call
     // functions of any arity (the Python bindings).
@@ -145,7 +147,7 @@ static LogicalResult addCInterface(llvm::Module &module,
   json->setLinkage(llvm::GlobalValue::PrivateLinkage);
   auto *getter = llvm::Function::Create(
       llvm::FunctionType::get(b.getPtrTy(), false),
-      llvm::GlobalValue::ExternalLinkage, "kina_module_signature", module);
+      llvm::GlobalValue::ExternalLinkage, KINA_SIGNATURE_SYMBOL, module);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", getter));
   b.CreateRet(json);
   return success();

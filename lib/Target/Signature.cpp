@@ -9,15 +9,12 @@
 
 using namespace mlir;
 using namespace mlir::kina;
+using ::kina::DType;
+using ::kina::dtypeInfo;
 using ::kina::FunctionSignature;
+using ::kina::describeStatus;
 using ::kina::ModuleSignature;
 using ::kina::TensorSignature;
-
-static std::string dtypeOf(Type element) {
-  if (element.isF32())
-    return "f32";
-  return element.isInteger(32) ? "i32" : "i64";
-}
 
 static FailureOr<TensorSignature> tensorSignature(func::FuncOp fn, Type type,
                                                   std::string name) {
@@ -25,15 +22,16 @@ static FailureOr<TensorSignature> tensorSignature(func::FuncOp fn, Type type,
   if (!tensor)
     return fn.emitError("cannot export '")
            << fn.getName() << "': " << type << " is not a kina tensor";
-  return TensorSignature{std::move(name), dtypeOf(tensor.getElementType()),
+  return TensorSignature{std::move(name), tensor.getDType(),
                          std::vector<int64_t>(tensor.getShape().begin(),
                                               tensor.getShape().end())};
 }
 
 FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
   ModuleSignature signature;
-  bool hasEntry = llvm::any_of(module.getOps<func::FuncOp>(), [](auto fn) {
-    return fn->hasAttr("kina.entry");
+  KinaDialect::EntryAttrHelper entryAttr(module.getContext());
+  bool hasEntry = llvm::any_of(module.getOps<func::FuncOp>(), [&](auto fn) {
+    return entryAttr.isAttrPresent(fn);
   });
   for (auto fn : module.getOps<func::FuncOp>()) {
     if (fn.isExternal())
@@ -42,20 +40,20 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
     if (type.getNumResults() != 1)
       return fn.emitError("cannot export '")
              << fn.getName() << "': a kina function returns one tensor";
-    bool isEntry = fn->hasAttr("kina.entry");
+    bool isEntry = entryAttr.isAttrPresent(fn);
     if (!isEntry && hasEntry && fn.getName() == "main")
       return fn.emitError("function 'main' clashes with the export of the "
                           "@main entry as kina_main");
-    std::string exported = "kina_" + fn.getName().str();
-    if (exported == "kina_module_signature" ||
-        llvm::is_contained(kRuntimeExports, exported))
+    std::string exported = KINA_EXPORT_PREFIX + fn.getName().str();
+    if (llvm::is_contained(kRuntimeExports, exported))
       return fn.emitError("function '")
              << fn.getName() << "' clashes with the runtime's " << exported
              << "; rename it";
     FunctionSignature function{fn.getName().str(), fn.getName().str(), {},
                                {}};
     for (unsigned i = 0; i < type.getNumInputs(); ++i) {
-      auto name = fn.getArgAttrOfType<StringAttr>(i, "kina.name");
+      auto name = fn.getArgAttrOfType<StringAttr>(
+          i, KinaDialect::NameAttrHelper::getNameStr());
       auto param = tensorSignature(
           fn, type.getInput(i), name ? name.str() : "arg" + std::to_string(i));
       if (failed(param))
@@ -77,14 +75,9 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
 
 std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
                                       llvm::StringRef guard) {
-  auto cType = [](const std::string &dtype) {
-    return dtype == "f32" ? "float" : dtype == "i32" ? "int32_t" : "int64_t";
-  };
+  auto cType = [](DType dtype) { return dtypeInfo(dtype).cType; };
   auto shape = [](const TensorSignature &t) {
-    std::string text = t.dtype + "[";
-    for (size_t i = 0; i < t.shape.size(); ++i)
-      text += (i ? ", " : "") + std::to_string(t.shape[i]);
-    return text + "]";
+    return std::string(dtypeInfo(t.dtype).name) + ::kina::formatShape(t.shape);
   };
   // Kina names are identifiers, but may be C keywords or `out`.
   static const llvm::StringSet<> cKeywords = {
@@ -106,8 +99,10 @@ std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      << "/* Buffers are dense and row-major; the caller owns them all.\n"
-     << "   Each function returns 0, or 1 when a gather id is out of range. "
-        "*/\n\n";
+     << "   Each function returns " << KINA_STATUS_OK << " ("
+     << describeStatus(KINA_STATUS_OK) << "), or "
+     << KINA_STATUS_GATHER_OUT_OF_RANGE << " ("
+     << describeStatus(KINA_STATUS_GATHER_OUT_OF_RANGE) << "). */\n\n";
   for (const FunctionSignature &fn : signature.functions) {
     os << "/* " << fn.name << "(";
     for (size_t i = 0; i < fn.params.size(); ++i)

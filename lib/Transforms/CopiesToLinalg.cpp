@@ -14,7 +14,7 @@ using namespace mlir;
 
 namespace {
 struct CopiesToLinalgPass
-    : kina::impl::CopiesToLinalgPassBase<CopiesToLinalgPass> {
+    : mlir::kina::impl::CopiesToLinalgPassBase<CopiesToLinalgPass> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation()->walk([&](memref::CopyOp copy) { copies.push_back(copy); });

@@ -9,6 +9,8 @@
 
 #include "Kina/Transforms/Passes.h"
 
+#include "Kina/Dialect/KinaDialect.h"
+
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -95,13 +97,14 @@ static LogicalResult lowerCall(LLVM::CallOp call, LLVM::LLVMFuncOp task,
 
 namespace {
 struct LowerParallelCallsPass
-    : kina::impl::LowerParallelCallsPassBase<LowerParallelCallsPass> {
+    : mlir::kina::impl::LowerParallelCallsPassBase<LowerParallelCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<LLVM::LLVMFuncOp> bodies;
+    mlir::kina::KinaDialect::ParallelBodyAttrHelper parallelBody(&getContext());
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
-      if (fn->hasAttr("kina.parallel_body"))
+      if (parallelBody.isAttrPresent(fn))
         bodies.push_back(fn);
     if (bodies.empty())
       return;

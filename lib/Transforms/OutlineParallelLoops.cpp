@@ -9,6 +9,8 @@
 
 #include "Kina/Transforms/Passes.h"
 
+#include "Kina/Dialect/KinaDialect.h"
+
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -127,7 +129,8 @@ static LogicalResult outline(scf::ForallOp loop, SymbolTable &symbols) {
       moduleBuilder, loc, (parent.getName() + "_parallel").str(),
       b.getFunctionType(paramTypes, {}));
   body.setPrivate();
-  body->setAttr("kina.parallel_body", b.getUnitAttr());
+  mlir::kina::KinaDialect::ParallelBodyAttrHelper(b.getContext())
+      .setAttr(body, b.getUnitAttr());
   symbols.insert(body); // renames on a clash
   Block *entry = body.addEntryBlock();
   OpBuilder inner = OpBuilder::atBlockBegin(entry);
@@ -178,7 +181,7 @@ static LogicalResult outline(scf::ForallOp loop, SymbolTable &symbols) {
 
 namespace {
 struct OutlineParallelLoopsPass
-    : kina::impl::OutlineParallelLoopsPassBase<OutlineParallelLoopsPass> {
+    : mlir::kina::impl::OutlineParallelLoopsPassBase<OutlineParallelLoopsPass> {
   void runOnOperation() override {
     SymbolTable symbols(getOperation());
     SmallVector<scf::ForallOp> outermost;

@@ -11,6 +11,8 @@
 
 #include "Kina/Transforms/Passes.h"
 
+#include "CheckedOptions.h"
+
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
@@ -39,9 +41,23 @@ static SmallVector<int64_t> splitSizes(linalg::LinalgOp op, int64_t pieces) {
 
 namespace {
 struct SplitParallelOpsPass
-    : kina::impl::SplitParallelOpsPassBase<SplitParallelOpsPass> {
-  using SplitParallelOpsPassBase::SplitParallelOpsPassBase;
+    : mlir::kina::detail::CheckedOptions<mlir::kina::impl::SplitParallelOpsPassBase<SplitParallelOpsPass>> {
+  using CheckedOptions::CheckedOptions;
+
+  /// What is wrong with the options, if anything.
+  std::optional<std::string> badOption() const override {
+    if (pieces < 1)
+      return "option 'pieces' must be at least 1, got " +
+             std::to_string(pieces);
+    if (minIterations < 1)
+      return "option 'min-iterations' must be at least 1, got " +
+             std::to_string(minIterations);
+    return std::nullopt;
+  }
+
   void runOnOperation() override {
+    if (!optionsAreValid())
+      return;
     SmallVector<linalg::LinalgOp> large;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (!op.hasPureTensorSemantics() || isa<linalg::FillOp>(op) ||

@@ -9,6 +9,8 @@
 
 #include "Kina/Transforms/Passes.h"
 
+#include "CheckedOptions.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -23,6 +25,22 @@ namespace mlir::kina {
 } // namespace mlir::kina
 
 using namespace mlir;
+
+// Cache tiles are the largest of these that divide the matmul's sizes.
+// 64 rows of A and a 256 x 256 block of B (256 KiB) fit the L2 of every
+// x86 core Kina targets while the register tiles stream B from L1.
+static constexpr int64_t kCacheTileM[] = {64, 32, 16, 8, 4, 2, 1};
+static constexpr int64_t kCacheTileN[] = {256, 128, 64, 32, 16};
+static constexpr int64_t kCacheTileK[] = {256, 128, 64, 32, 16, 8, 4, 2, 1};
+// Column panels of a parallel matmul: at least this many where N allows, so
+// that a few threads share them evenly (768 columns: 12 of 64, not 3 of
+// 256), but no narrower than the smallest panel worth a thread.
+static constexpr int64_t kMinPanels = 8;
+static constexpr int64_t kMinPanelWidth = 64;
+// Register tiles: rows up to the accumulators the widest vector ISA holds
+// (AVX-512: 32 registers); columns a whole number of 8- or 16-lane vectors.
+static constexpr int64_t kMaxTileM = 16;
+static constexpr int64_t kVectorColumns = 32;
 
 /// The largest of `candidates` (descending) that divides `size`.
 static int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates) {
@@ -195,11 +213,27 @@ static LogicalResult splitBatch(RewriterBase &rewriter,
 }
 
 namespace {
-struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
-  using TileMatmulsPassBase::TileMatmulsPassBase;
+struct TileMatmulsPass
+    : mlir::kina::detail::CheckedOptions<mlir::kina::impl::TileMatmulsPassBase<TileMatmulsPass>> {
+  using CheckedOptions::CheckedOptions;
+
+  /// What is wrong with the options, if anything.
+  std::optional<std::string> badOption() const override {
+    if (tileM < 1 || tileM > kMaxTileM)
+      return "option 'tile-m' must be in [1, " + std::to_string(kMaxTileM) +
+             "], got " + std::to_string(tileM);
+    if (tileN < 1 || (kVectorColumns % tileN && tileN % kVectorColumns))
+      return "option 'tile-n' must divide or be a multiple of " +
+             std::to_string(kVectorColumns) + ", got " + std::to_string(tileN);
+    if (parallelThreshold < 1)
+      return "option 'parallel-threshold' must be at least 1, got " +
+             std::to_string(parallelThreshold);
+    return std::nullopt;
+  }
+
   void runOnOperation() override {
-    if (tileM <= 0 || tileM > 16 || tileN <= 0 || (32 % tileN && tileN % 32))
-      return signalPassFailure();
+    if (!optionsAreValid())
+      return;
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::BatchMatmulOp> batched;
     // Static shapes on tensors, the result's columns a multiple of tileN.
@@ -231,14 +265,13 @@ struct TileMatmulsPass : kina::impl::TileMatmulsPassBase<TileMatmulsPass> {
       // M tile while it is hot. The N tiles are independent: an scf.forall,
       // which kina-outline-parallel-loops hands to the thread pool, when
       // the matmul is worth waking threads for.
-      int64_t tileM0 = largestDivisor(m, {64, 32, 16, 8, 4, 2, 1});
-      int64_t tileN0 = largestDivisor(n, {256, 128, 64, 32, 16});
-      int64_t tileK0 = largestDivisor(k, {256, 128, 64, 32, 16, 8, 4, 2, 1});
+      int64_t tileM0 = largestDivisor(m, kCacheTileM);
+      int64_t tileN0 = largestDivisor(n, kCacheTileN);
+      int64_t tileK0 = largestDivisor(k, kCacheTileK);
       Operation *panel = op;
       if (m * n * k >= parallelThreshold && n / tileN0 > 1) {
-        // At least 8 panels where N allows, so that a few threads share
-        // them evenly (768 columns: 12 of 64, not 3 of 256).
-        while (n / tileN0 < 8 && tileN0 > 64 && n % (tileN0 / 2) == 0)
+        while (n / tileN0 < kMinPanels && tileN0 > kMinPanelWidth &&
+               n % (tileN0 / 2) == 0)
           tileN0 /= 2;
         FailureOr<Operation *> split = splitColumns(rewriter, op, tileN0);
         if (failed(split))

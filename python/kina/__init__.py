@@ -114,7 +114,7 @@ def _thread_count(n):
     if n < 0:
         raise ValueError("num_threads must be >= 0 (0: the default), got %d"
                          % n)
-    return min(n, 256)
+    return min(n, _kina.MAX_THREADS)
 
 
 def _with_threads(module, num_threads):

@@ -1,10 +1,4 @@
 // RUN: kina-opt %s --kina-outline-parallel-loops | FileCheck %s
-// RUN: kina-opt %s --kina-outline-parallel-loops --convert-linalg-to-loops \
-// RUN:   --expand-strided-metadata --lower-affine --convert-scf-to-cf \
-// RUN:   --convert-arith-to-llvm --convert-index-to-llvm --finalize-memref-to-llvm \
-// RUN:   --convert-func-to-llvm=use-bare-ptr-memref-call-conv --convert-cf-to-llvm \
-// RUN:   --reconcile-unrealized-casts --kina-lower-parallel-calls \
-// RUN:   | FileCheck %s --check-prefix=LLVM
 
 // Each outermost forall becomes a private function over a range of its
 // iterations and a call over all of them. A dense static memref passes as
@@ -15,13 +9,17 @@
 // CHECK-SAME: attributes {kina.parallel_body}
 // CHECK: %[[B:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [%[[OFF]]], sizes: [16, 64], strides: [128, 1]
 // CHECK: scf.for %[[T:.*]] = %[[BEGIN]] to %[[END]]
-// CHECK: %[[J:.*]] = arith.muli %[[T]], %c16
+// CHECK: %[[J:.*]] = arith.muli %[[T]], %[[C16:[^ ]*]]
 // CHECK: memref.subview %[[B]][0, %[[J]]] [16, 16]
 // CHECK: linalg.fill ins(%[[S]] : f32)
+// The call covers all 4 iterations (64 / 16).
 // CHECK-LABEL: func.func @panels
-// CHECK: %[[SUB:.*]] = memref.subview %arg1
+// CHECK-SAME: (%[[PA:[^:]*]]: memref<16x64xf32>, %[[WHOLE:[^:]*]]: memref<16x128xf32>, %{{[^:]*}}: index, %[[PS:[^:]*]]: f32)
+// CHECK: %[[SUB:.*]] = memref.subview %[[WHOLE]]
 // CHECK: %[[META:.*]], %[[OFFSET:.*]], %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %[[SUB]]
-// CHECK: call @panels_parallel(%c0, %c4, %arg0, %[[META]], %[[OFFSET]], %arg3)
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK: call @panels_parallel(%[[ZERO]], %[[FOUR]], %[[PA]], %[[META]], %[[OFFSET]], %[[PS]])
 // CHECK-NOT: scf.forall
 func.func @panels(%a: memref<16x64xf32>, %whole: memref<16x128xf32>, %at: index, %s: f32) {
   %b = memref.subview %whole[0, %at] [16, 64] [1, 1] : memref<16x128xf32> to memref<16x64xf32, strided<[128, 1], offset: ?>>
@@ -38,12 +36,15 @@ func.func @panels(%a: memref<16x64xf32>, %whole: memref<16x128xf32>, %at: index,
 // CHECK-LABEL: func.func private @grid_parallel
 // CHECK: %[[CST:.*]] = arith.constant 1.0
 // CHECK: scf.for %[[T:.*]] =
-// CHECK: %[[J:.*]] = arith.remui %[[T]], %c3
-// CHECK: %[[I:.*]] = arith.divui %[[T]], %c3
+// CHECK: %[[J:.*]] = arith.remui %[[T]], %[[THREE:[^ ]*]]
+// CHECK: %[[I:.*]] = arith.divui %[[T]], %[[THREE]]
 // CHECK: scf.forall
 // CHECK: memref.store %[[CST]], %{{.*}}[%[[I]], %{{.*}}]
 // CHECK-LABEL: func.func @grid
-// CHECK: call @grid_parallel(%c0, %c12, %arg0)
+// CHECK-SAME: (%[[GA:[^:]*]]: memref<4x6xf32>)
+// CHECK-DAG: %[[GZERO:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[TWELVE:.*]] = arith.constant 12 : index
+// CHECK: call @grid_parallel(%[[GZERO]], %[[TWELVE]], %[[GA]])
 func.func @grid(%a: memref<4x6xf32>) {
   %c = arith.constant 1.0 : f32
   scf.forall (%i, %j) in (4, 3) {
@@ -54,15 +55,3 @@ func.func @grid(%a: memref<4x6xf32>) {
   }
   return
 }
-
-// Lowered to the LLVM dialect (the steps of --kina-to-llvm): each body gets a task that unpacks a
-// struct of its arguments, and each call becomes a launch.
-// LLVM-LABEL: llvm.func internal @panels_parallel_task
-// LLVM-SAME: (%[[CTX:.*]]: !llvm.ptr, %[[B:.*]]: i64, %[[E:.*]]: i64)
-// LLVM: llvm.getelementptr %[[CTX]][0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, i64, f32)>
-// LLVM: llvm.call @panels_parallel(%[[B]], %[[E]],
-// LLVM-LABEL: llvm.func @panels(
-// LLVM: %[[STRUCT:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, ptr, i64, f32)>
-// LLVM: %[[TASK:.*]] = llvm.mlir.addressof @panels_parallel_task
-// LLVM: llvm.call @kina_parallel_for(%[[TASK]], %[[STRUCT]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
-// LLVM: llvm.func @kina_parallel_for(!llvm.ptr, !llvm.ptr, i64)

@@ -4,7 +4,8 @@
 // A large elementwise op: its outermost parallel dimension of more than one
 // iteration (here the second, of 12) is split into about 8 pieces.
 // CHECK-LABEL: func.func @scale
-// CHECK: scf.forall (%[[H:.*]]) = (0) to (12) step (2) shared_outs(%[[OUT:.*]] = %arg1)
+// CHECK-SAME: (%{{[^:]*}}: tensor<1x12x128x128xf32>, %[[INIT:[^:]*]]: tensor<1x12x128x128xf32>)
+// CHECK: scf.forall (%[[H:.*]]) = (0) to (12) step (2) shared_outs(%[[OUT:.*]] = %[[INIT]])
 // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x128x128xf32>)
 // CHECK: tensor.parallel_insert_slice {{.*}} into %[[OUT]][0, %[[H]], 0, 0] [1, 2, 128, 128]
 // HIGH-LABEL: func.func @scale

@@ -7,15 +7,22 @@
 // register tiles whose accumulator is carried through the K loop as a
 // vector, each K step being 8 FMAs of 32 lanes.
 // CHECK-LABEL: func.func @tiled
-// CHECK: scf.for %[[K:.*]] = %c0 to %c40 step %c8
-// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %arg1[%[[K]], 0] [8, 64]
+// CHECK-SAME: (%{{[^:]*}}: tensor<16x40xf32>, %[[B:[^:]*]]: tensor<40x64xf32>
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C40:.*]] = arith.constant 40 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.for %[[K:.*]] = %[[C0]] to %[[C40]] step %[[C8]]
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[B]][%[[K]], 0] [8, 64]
 // CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<2x8x32xf32>
-// CHECK: %[[PACKED:.*]] = scf.for %[[ROW:.*]] = %c0 to %c8 {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
-// CHECK: scf.for %[[STRIP:.*]] = %c0 to %c2
+// CHECK: %[[PACKED:.*]] = scf.for %[[ROW:.*]] = %[[C0]] to %[[C8]] {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
+// CHECK: scf.for %[[STRIP:.*]] = %[[C0]] to %[[C2]]
 // CHECK: vector.transfer_read %[[BLOCK]]{{.*}} : tensor<8x64xf32>, vector<32xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<2x8x32xf32>
-// CHECK: scf.for %[[COL:.*]] = %c0 to %c64 step %c32
-// CHECK: %[[I:.*]] = arith.divui %[[COL]], %c32
+// CHECK: scf.for %[[COL:.*]] = %[[C0]] to %[[C64]] step %[[C32]]
+// CHECK: %[[I:.*]] = arith.divui %[[COL]], %[[C32]]
 // CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[PACKED]][%[[I]], 0, 0] [1, 8, 32] [1, 1, 1] : tensor<2x8x32xf32> to tensor<8x32xf32>
 // CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<8x32xf32>, vector<8x32xf32>
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x32xf32>)
@@ -27,8 +34,10 @@
 // The AVX2 register tile, 6 x 16: 12 rows of M in two tiles of 6 FMAs of
 // 16 lanes per K step, and the 4 rows left over in one 4 x 16 tile.
 // AVX2-LABEL: func.func @tiled
+// AVX2-DAG: %[[A2C6:.*]] = arith.constant 6 : index
+// AVX2-DAG: %[[A2C12:.*]] = arith.constant 12 : index
 // AVX2: tensor.empty() : tensor<4x8x16xf32>
-// AVX2: scf.for %{{.*}} = %c0 to %c12 step %c6
+// AVX2: scf.for %{{.*}} = %{{.*}} to %[[A2C12]] step %[[A2C6]]
 // AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<6x16xf32>)
 // AVX2-COUNT-6: vector.fma {{.*}} : vector<16xf32>
 // AVX2: tensor.extract_slice %{{.*}}[12, 0] [4, 8]
@@ -59,7 +68,8 @@ func.func @untiled(%a: tensor<6x4xf32>, %b: tensor<4x8xf32>, %c: tensor<6x8xf32>
 // columns), and the zero fill of the result is fused into it, per panel;
 // below the threshold, all loops are serial.
 // CHECK-LABEL: func.func @panels
-// CHECK: scf.forall (%[[J:.*]]) = (0) to (1024) step (128) shared_outs(%[[OUT:.*]] = %arg2)
+// CHECK-SAME: %[[C:[^:]*]]: tensor<64x1024xf32>)
+// CHECK: scf.forall (%[[J:.*]]) = (0) to (1024) step (128) shared_outs(%[[OUT:.*]] = %[[C]])
 // CHECK: %[[PANEL:.*]] = tensor.extract_slice %[[OUT]][0, %[[J]]] [64, 128]
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PANEL]] : tensor<64x128xf32>)
 // CHECK: scf.for

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/API/Runtime.h"
+#include "Kina/API/SharedLibrary.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -35,13 +35,9 @@ static cl::opt<Ids> ids(
 /// allocation with redzones on both sides under ASan).
 static void *allocate(size_t bytes) { return std::malloc(bytes ? bytes : 1); }
 
-static size_t elementSize(const std::string &dtype) {
-  return dtype == "i64" ? 8 : 4;
-}
-
 static void fill(void *buffer, const kina::TensorSignature &tensor) {
   int64_t count = tensor.numElements();
-  if (tensor.dtype == "f32") {
+  if (tensor.dtype == kina::DType::F32) {
     auto *data = static_cast<float *>(buffer);
     for (int64_t i = 0; i < count; ++i)
       data[i] = float((i * 7919) % 17 - 8) / 8.0f;
@@ -49,10 +45,11 @@ static void fill(void *buffer, const kina::TensorSignature &tensor) {
   }
   int64_t id = ids == Ids::InRange    ? 0
                : ids == Ids::Negative ? -1
-               : tensor.dtype == "i64" ? std::numeric_limits<int64_t>::max()
-                                       : std::numeric_limits<int32_t>::max();
+               : tensor.dtype == kina::DType::I64
+                   ? std::numeric_limits<int64_t>::max()
+                   : std::numeric_limits<int32_t>::max();
   for (int64_t i = 0; i < count; ++i) {
-    if (tensor.dtype == "i64")
+    if (tensor.dtype == kina::DType::I64)
       static_cast<int64_t *>(buffer)[i] = id;
     else
       static_cast<int32_t *>(buffer)[i] = int32_t(id);
@@ -76,11 +73,11 @@ int main(int argc, char **argv) {
     std::vector<void *> buffers;
     for (const kina::TensorSignature &param : fn.params) {
       buffers.push_back(
-          allocate(size_t(param.numElements()) * elementSize(param.dtype)));
+          allocate(size_t(param.numBytes())));
       fill(buffers.back(), param);
     }
     size_t resultBytes =
-        size_t(fn.result.numElements()) * elementSize(fn.result.dtype);
+        size_t(fn.result.numBytes());
     buffers.push_back(allocate(resultBytes));
     std::memset(buffers.back(), 0xff, resultBytes ? resultBytes : 1);
     int32_t status = library->entry(f)(buffers.data());

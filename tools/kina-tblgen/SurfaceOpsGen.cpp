@@ -1,9 +1,10 @@
 //===- SurfaceOpsGen.cpp - Frontend op table from the kina ODS ------------===//
 //
-// `-gen-kina-surface-ops` walks every def derived from `Kina_Op` and writes
-// one `SurfaceOp` row per op: its `.kina` name, MLIR name, operands,
-// attributes (name and kind) and the source forms it accepts. The frontend
-// includes the table, so the ODS is the only list of ops.
+// `-gen-kina-surface-ops` walks every `KinaSurface` record of the
+// frontend's SurfaceSyntax.td and writes one `SurfaceOp` row per op: its
+// `.kina` name and forms (from the record), its MLIR name, operands and
+// attributes with their kinds (from the op's ODS). The frontend includes
+// the table, so the ODS stays the only list of operands and attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +25,6 @@ static StringRef attrKind(const Operator &op,
     return "Int";
   if (storage == "::mlir::DenseI64ArrayAttr")
     return "IntList";
-  if (storage == "::mlir::FloatAttr")
-    return "Float";
   PrintFatalError(op.getLoc(), "kina-tblgen: attribute '" + attr.name +
                                    "' has a storage type the frontend "
                                    "cannot write: " +
@@ -36,8 +35,8 @@ static bool emitSurfaceOps(const RecordKeeper &records, raw_ostream &os) {
   emitSourceFileHeader("Kina surface op table", os);
   std::string rows;
   raw_string_ostream table(rows);
-  for (const Record *def : records.getAllDerivedDefinitions("Kina_Op")) {
-    Operator op(def);
+  for (const Record *def : records.getAllDerivedDefinitions("KinaSurface")) {
+    Operator op(def->getValueAsDef("op"));
     std::string id = op.getCppClassName().str();
 
     os << formatv("static const char *const {0}Operands[] = {{", id);
@@ -59,7 +58,7 @@ static bool emitSurfaceOps(const RecordKeeper &records, raw_ostream &os) {
     os << "{nullptr, SurfaceAttrKind::Int}};\n";
 
     std::string forms;
-    for (StringRef form : def->getValueAsListOfStrings("surfaceForms")) {
+    for (StringRef form : def->getValueAsListOfStrings("forms")) {
       if (form != "attr" && form != "call" && form != "method")
         PrintFatalError(op.getLoc(), "kina-tblgen: unknown surface form '" +
                                          form + "'");
@@ -68,12 +67,11 @@ static bool emitSurfaceOps(const RecordKeeper &records, raw_ostream &os) {
     table << formatv(
         "  {{\"{0}\", \"{1}\", {2}Operands, {3}, {4}, {2}Attrs, {5}, {6}, "
         "\"{7}\", \"{8}\", {9}},\n",
-        def->getValueAsString("surfaceName"), op.getOperationName(), id,
+        def->getValueAsString("name"), op.getOperationName(), id,
         op.getNumOperands(), variadic ? "true" : "false",
         op.getNumAttributes(), forms.empty() ? "0u" : forms,
-        def->getValueAsString("surfaceInfix"),
-        def->getValueAsString("surfacePrefix"),
-        def->getValueAsBit("surfaceContextual") ? "true" : "false");
+        def->getValueAsString("infix"), def->getValueAsString("prefix"),
+        def->getValueAsBit("contextual") ? "true" : "false");
   }
   os << "\nstatic const SurfaceOp surfaceOpTable[] = {\n" << rows << "};\n";
   return false;

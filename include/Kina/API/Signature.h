@@ -1,11 +1,14 @@
 //===- Signature.h - What a compiled Kina module exports --------*- C++ -*-===//
 //
-// Plain C++ (no MLIR): shared by the compiler, which writes it into every
-// shared object as JSON, and by the runtime, which reads it back.
+// Plain C++ (no MLIR): written into every shared object as JSON by the
+// compiler (lib/Target) and read back by loaders (SharedLibrary.h). The
+// library that implements it, KinaABI, links neither.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KINA_API_SIGNATURE_H
 #define KINA_API_SIGNATURE_H
+
+#include "Kina/API/TensorTypes.h"
 
 #include <cstdint>
 #include <optional>
@@ -15,12 +18,14 @@
 namespace kina {
 
 struct TensorSignature {
-  std::string name;  // parameter name; empty for a result
-  std::string dtype; // "f32", "i32" or "i64"
+  std::string name; // parameter name; empty for a result
+  DType dtype = DType::F32;
   std::vector<int64_t> shape;
 
-  /// Element count; the compiler guarantees it fits in 60 bits.
+  /// Element count; at most kMaxElements (checked when parsed).
   int64_t numElements() const;
+  /// Size in bytes of a dense buffer.
+  int64_t numBytes() const { return numElements() * dtypeInfo(dtype).bytes; }
 };
 
 struct FunctionSignature {

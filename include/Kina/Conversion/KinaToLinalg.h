@@ -18,27 +18,23 @@ public:
   KinaTypeConverter();
 };
 
-/// The `i1` "every id was in range" of each gather the patterns lowered.
-/// Whoever applies the patterns must make them observable, e.g. with
-/// `returnGatherStatus`; otherwise an out-of-range id is silently clamped.
-using GatherChecks = SmallVector<Value>;
+/// kina-to-kina rewrites that make the lowering cheaper, applied before
+/// it: `x @ broadcast(w)` with `w` of rank 2 becomes one rank-2 matmul of
+/// the batch-folded `x` with `w` itself (reshape, matmul, reshape), so the
+/// broadcast copy of the weights is never made.
+void populateKinaPrepareForLinalgPatterns(RewritePatternSet &patterns);
 
 /// Data movement: slice, concat, gather, broadcast, reshape, transpose.
+/// A gather reads at clamped ids and states `cf.assert` "every id is in
+/// range"; `kina-asserts-to-status` turns that into a returned status.
 void populateKinaDataMovementToLinalgPatterns(TypeConverter &converter,
-                                              RewritePatternSet &patterns,
-                                              GatherChecks &checks);
+                                              RewritePatternSet &patterns);
 /// Compute: constant, matmul, softmax, elementwise arithmetic.
 void populateKinaComputeToLinalgPatterns(TypeConverter &converter,
                                          RewritePatternSet &patterns);
 /// Both of the above.
 void populateKinaToLinalgPatterns(TypeConverter &converter,
-                                  RewritePatternSet &patterns,
-                                  GatherChecks &checks);
-
-/// Makes each function that computed a gather check, or calls one that
-/// returns it, return the conjunction of its checks as an extra, last
-/// `i1` result. Fails on recursive calls.
-LogicalResult returnGatherStatus(ModuleOp module, ArrayRef<Value> checks);
+                                  RewritePatternSet &patterns);
 
 } // namespace mlir::kina
 

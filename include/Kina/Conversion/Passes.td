@@ -20,9 +20,13 @@ def ConvertKinaToLinalgPass : Pass<"kina-to-linalg", "::mlir::ModuleOp"> {
       when a size-1 dim is stretched) and `linalg.transpose`; `reshape`
       becomes `tensor.collapse_shape`/`tensor.expand_shape`.
     - `gather` reads rows at clamped ids, so it never reads out of bounds,
-      and computes whether every id was in range. Each function that
+      and asserts (`cf.assert`) that every id was in range. The pass ends
+      with the step of `kina-asserts-to-status`: each function that
       gathers (or calls one that does) returns that `i1` as an extra,
       last result; the C ABI turns it into status 1.
+    - Before converting, `x @ broadcast(w)` with `w` of rank 2 is
+      rewritten (kina to kina) into reshape, a rank-2 matmul with `w`
+      itself, reshape: the broadcast copy of the weights is never made.
 
     Before:
     ```mlir
@@ -37,6 +41,7 @@ def ConvertKinaToLinalgPass : Pass<"kina-to-linalg", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",

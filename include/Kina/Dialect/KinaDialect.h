@@ -7,8 +7,11 @@
 #ifndef KINA_DIALECT_KINADIALECT_H
 #define KINA_DIALECT_KINADIALECT_H
 
+#include "Kina/API/TensorTypes.h"
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Dialect.h"
@@ -31,13 +34,48 @@ using EmitErrorFn = llvm::function_ref<InFlightDiagnostic()>;
 /// Checks an op's result type against its shape rule (the ops' verifier).
 LogicalResult verifyInferredResultType(Operation *op);
 
-/// Formats a shape as `[1, 4, 4]` for diagnostics.
-std::string formatShape(llvm::ArrayRef<int64_t> shape);
+using ::kina::formatShape;
+
+/// The MLIR element type of `dtype`.
+Type getElementType(MLIRContext *context, ::kina::DType dtype);
+/// The dtype of an MLIR element type, if the language has it.
+std::optional<::kina::DType> getDType(Type elementType);
 } // namespace mlir::kina
 
 #include "Kina/Dialect/KinaInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "Kina/Dialect/KinaOps.h.inc"
+
+namespace mlir::kina {
+/// An op's inherent attributes (its properties) as a dictionary, the form
+/// the shape rules read.
+DictionaryAttr getInherentAttrs(Operation *op);
+
+/// Creates `OpTy` with the result type its shape rule infers. `args` are
+/// those of OpTy's ODS builder after the result type:
+///   createInferred<SliceOp>(b, loc, input, axis, start, stop)
+/// so that no rewrite computes a shape by hand. An ill-typed request is an
+/// internal error: it is reported at `loc` and yields a null op.
+template <typename OpTy, typename... Args>
+OpTy createInferred(OpBuilder &b, Location loc, Args &&...args) {
+  OperationState state(loc, OpTy::getOperationName());
+  OpTy::build(b, state, b.getNoneType(), std::forward<Args>(args)...);
+  DictionaryAttr inherent = b.getDictionaryAttr({});
+  if constexpr (!std::is_same_v<typename OpTy::Properties, EmptyProperties>)
+    inherent = cast<DictionaryAttr>(OpTy::getPropertiesAsAttr(
+        b.getContext(),
+        *state.getRawProperties().as<typename OpTy::Properties *>()));
+  FailureOr<Type> type = OpTy::inferResultType(
+      TypeRange(state.operands), inherent, [&] {
+        return emitError(loc) << "internal error: building "
+                              << OpTy::getOperationName() << ": ";
+      });
+  if (failed(type))
+    return nullptr;
+  state.types.assign({*type});
+  return cast<OpTy>(b.create(state));
+}
+} // namespace mlir::kina
 
 #endif // KINA_DIALECT_KINADIALECT_H

@@ -13,15 +13,29 @@ def Kina_Dialect : Dialect {
     the language (slice, concat, gather, matmul, broadcast, reshape,
     transpose, softmax, elementwise arithmetic). Every op's result type is
     inferred from its operands and attributes by one shape rule, which the
-    verifier and the frontend share.
+    verifier, the builders and the frontend share.
+
+    Discardable attributes that cross layers are declared here and
+    verified wherever they appear:
+    - `kina.entry` (unit, on a `func.func`): the program's `@main` entry,
+      exported as `kina_main`;
+    - `kina.name` (string, on a function argument): the parameter's source
+      name, used in the C header, the signature and Python errors;
+    - `kina.parallel_body` (unit, on a `func.func` or `llvm.func`): a loop
+      body outlined by `kina-outline-parallel-loops`, launched on the thread
+      pool by `kina-lower-parallel-calls`.
   }];
   let cppNamespace = "::mlir::kina";
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
-  // Inherent attributes stay in the attribute dictionary so that the
-  // frontend can build any op generically from its ODS-generated table.
-  let usePropertiesForAttributes = 0;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let discardableAttrs = (ins
+    "::mlir::UnitAttr":$entry,
+    "::mlir::StringAttr":$name,
+    "::mlir::UnitAttr":$parallel_body
+  );
   let extraClassDeclaration = [{
     void registerTypes();
     void registerAttributes();

@@ -5,13 +5,17 @@
 include "mlir/IR/OpBase.td"
 
 // The single home of every kina shape rule. The verifier checks the result
-// type against it and the frontend asks it for the result type, so a rule
-// is never written twice.
+// type against it, `createInferred` builds ops with it and the frontend
+// asks it for result types, so a rule is never written twice.
+//
+// Upstream's InferTypeOpInterface would also give inferring builders, but
+// its verifier adds a second, generic "failed to infer returned types"
+// error to every shape error; see docs/design.md.
 def Kina_InferResultTypeOpInterface : OpInterface<"InferResultTypeOpInterface"> {
   let cppNamespace = "::mlir::kina";
   let description = [{
-    Computes an op's result type from its operand types and attributes, or
-    reports why the op is ill-typed through `emitError`.
+    Computes an op's result type from its operand types and its inherent
+    attributes, or reports why the op is ill-typed through `emitError`.
   }];
   let methods = [
     StaticInterfaceMethod<
@@ -19,7 +23,22 @@ def Kina_InferResultTypeOpInterface : OpInterface<"InferResultTypeOpInterface"> 
       "::mlir::FailureOr<::mlir::Type>", "inferResultType",
       (ins "::mlir::TypeRange":$operandTypes,
            "::mlir::DictionaryAttr":$attributes,
-           "::mlir::kina::EmitErrorFn":$emitError)>
+           "::mlir::kina::EmitErrorFn":$emitError)>,
+    StaticInterfaceMethod<[{
+        The shape a `broadcast` operand takes when it is written without
+        a target (`broadcast(x)`) as an operand of this op, from `input`
+        (x's type) and `other` (the other operand's type). By default the
+        other operand's shape: elementwise ops combine equal shapes.
+      }],
+      "::mlir::FailureOr<::llvm::SmallVector<int64_t>>",
+      "contextualBroadcastShape",
+      (ins "::mlir::kina::KinaTensorType":$input,
+           "::mlir::kina::KinaTensorType":$other,
+           "::mlir::kina::EmitErrorFn":$emitError),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return ::llvm::SmallVector<int64_t>(other.getShape());
+      }]>
   ];
 }
 

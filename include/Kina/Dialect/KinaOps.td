@@ -8,25 +8,14 @@ include "Kina/Dialect/KinaInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-// Every kina op is pure, has one result and infers it with its shape rule.
-// The `surface*` fields describe how the op is written in `.kina` source;
-// kina-tblgen turns them into the frontend's op table, so adding an op here
-// makes it parseable.
-class Kina_Op<string mnemonic, list<Trait> traits = []>
+// Every kina op is pure, has one result and infers it with its shape rule
+// (lib/Dialect/ShapeRules.cpp). How ops are written in `.kina` source is
+// the frontend's business: include/Kina/Frontend/SurfaceSyntax.td.
+class Kina_Op<string mnemonic, list<Trait> traits = [],
+              list<string> interfaceMethods = []>
     : Op<Kina_Dialect, mnemonic,
-         !listconcat(traits, [Pure, DeclareOpInterfaceMethods<Kina_InferResultTypeOpInterface>])> {
-  // The op's name in `.kina` source ("" when it has none, e.g. `+`).
-  string surfaceName = mnemonic;
-  // Which of the forms `op[attrs] operands`, `op(operands, attr=value)` and
-  // `x.op(...)` the source may use.
-  list<string> surfaceForms = ["attr"];
-  // A binary infix token (`@`, `+`, ...) or a unary prefix token (`-`).
-  string surfaceInfix = "";
-  string surfacePrefix = "";
-  // The op's only attribute may be left out when the op is an operand of an
-  // infix operator, which then supplies it (the contextual `broadcast(x)`).
-  bit surfaceContextual = 0;
-
+         !listconcat(traits, [Pure, DeclareOpInterfaceMethods<
+             Kina_InferResultTypeOpInterface, interfaceMethods>])> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() {
@@ -49,8 +38,6 @@ def Kina_ConstantOp : Kina_Op<"constant", [ConstantLike]> {
     %half = kina.constant 5.000000e-01 : !kina.tensor<f32, @host>
     ```
   }];
-  let surfaceName = "";
-  let surfaceForms = [];
   let arguments = (ins F32Attr:$value);
   let results = (outs Kina_Tensor:$result);
   let assemblyFormat = "$value attr-dict `:` type($result)";
@@ -119,7 +106,6 @@ def Kina_GatherOp : Kina_Op<"gather"> {
         -> !kina.tensor<1x4x4xf32, @host>
     ```
   }];
-  let surfaceForms = ["attr", "call"];
   let arguments = (ins Kina_Tensor:$table, Kina_Tensor:$ids);
   let results = (outs Kina_Tensor:$result);
   let assemblyFormat = [{
@@ -138,8 +124,6 @@ def Kina_BroadcastOp : Kina_Op<"broadcast"> {
         : !kina.tensor<4x4xf32, @host> -> !kina.tensor<1x4x4xf32, @host>
     ```
   }];
-  let surfaceForms = ["attr", "call"];
-  let surfaceContextual = 1;
   let arguments = (ins Kina_Tensor:$input, DenseI64ArrayAttr:$shape);
   let results = (outs Kina_Tensor:$result);
   let assemblyFormat = [{
@@ -156,7 +140,6 @@ def Kina_ReshapeOp : Kina_Op<"reshape"> {
         : !kina.tensor<1x4x4xf32, @host> -> !kina.tensor<1x4x2x2xf32, @host>
     ```
   }];
-  let surfaceForms = ["call", "method"];
   let arguments = (ins Kina_Tensor:$input, DenseI64ArrayAttr:$shape);
   let results = (outs Kina_Tensor:$result);
   let assemblyFormat = [{
@@ -176,7 +159,6 @@ def Kina_TransposeOp : Kina_Op<"transpose"> {
         : !kina.tensor<1x4x2x2xf32, @host> -> !kina.tensor<1x2x4x2xf32, @host>
     ```
   }];
-  let surfaceForms = ["call", "method"];
   let arguments = (ins Kina_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Kina_Tensor:$result);
   let assemblyFormat = [{
@@ -189,7 +171,7 @@ def Kina_TransposeOp : Kina_Op<"transpose"> {
 // Compute
 //===----------------------------------------------------------------------===//
 
-def Kina_MatmulOp : Kina_Op<"matmul"> {
+def Kina_MatmulOp : Kina_Op<"matmul", [], ["contextualBroadcastShape"]> {
   let summary = "batched matrix product [..., M, K] @ [..., K, N]";
   let description = [{
     Both operands are f32 of the same rank >= 2 with equal leading (batch)
@@ -201,8 +183,6 @@ def Kina_MatmulOp : Kina_Op<"matmul"> {
         -> !kina.tensor<1x4x8xf32, @host>
     ```
   }];
-  let surfaceForms = ["call"];
-  let surfaceInfix = "@";
   let arguments = (ins Kina_Tensor:$lhs, Kina_Tensor:$rhs);
   let results = (outs Kina_Tensor:$result);
   let assemblyFormat = [{
@@ -219,7 +199,6 @@ def Kina_SoftmaxOp : Kina_Op<"softmax", [AllTypesMatch<["input", "result"]>]> {
     %p = kina.softmax %scores [axis = 3] : !kina.tensor<1x2x4x4xf32, @host>
     ```
   }];
-  let surfaceForms = ["call"];
   let arguments = (ins Kina_Tensor:$input, I64Attr:$axis);
   let results = (outs Kina_Tensor:$result);
   let assemblyFormat = [{
@@ -233,9 +212,6 @@ class Kina_ElementwiseBinaryOp<string mnemonic, string infix, string what>
   let description = "Both operands have the same shape, element type and "
     "placement; nothing is broadcast implicitly.\n\n```mlir\n%r = kina."
     # mnemonic # " %a, %b : !kina.tensor<1x4x4xf32, @host>\n```";
-  let surfaceName = "";
-  let surfaceForms = [];
-  let surfaceInfix = infix;
   let arguments = (ins Kina_Tensor:$lhs, Kina_Tensor:$rhs);
   let results = (outs Kina_Tensor:$result);
   // `%a, %b : T` names the one type once; operands of different types can
@@ -257,9 +233,6 @@ def Kina_NegOp : Kina_Op<"neg"> {
     %n = kina.neg %x : !kina.tensor<4xf32, @host>
     ```
   }];
-  let surfaceName = "";
-  let surfaceForms = [];
-  let surfacePrefix = "-";
   let arguments = (ins Kina_Tensor:$input);
   let results = (outs Kina_Tensor:$result);
   let hasCustomAssemblyFormat = 1;

@@ -38,6 +38,8 @@ def Kina_TensorType : Kina_Type<"KinaTensor", "tensor",
     bool hasRank() const { return true; }
     KinaTensorType cloneWith(std::optional<::llvm::ArrayRef<int64_t>> shape,
                              ::mlir::Type elementType) const;
+    /// The element type as the ABI names it (the verifier admits no other).
+    ::kina::DType getDType() const;
     /// The same element type and placement with another shape.
     KinaTensorType withShape(::llvm::ArrayRef<int64_t> shape) const {
       return cloneWith(shape, getElementType());

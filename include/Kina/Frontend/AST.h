@@ -7,6 +7,7 @@
 #ifndef KINA_FRONTEND_AST_H
 #define KINA_FRONTEND_AST_H
 
+#include "Kina/API/TensorTypes.h"
 #include "Kina/Frontend/SurfaceOps.h"
 
 #include <cstdint>
@@ -33,18 +34,17 @@ using DiagnosticList = std::vector<FrontendDiagnostic>;
 /// `Tensor[F32, [1, 4, 4], @host]`.
 struct TypeSpec {
   SourceLoc loc;
-  std::string elementType; // "F32", "I32" or "I64"
+  DType elementType = DType::F32;
   std::vector<int64_t> dims;
   std::string placement; // "host"
 };
 
-/// An attribute value as written: `1`, `-2`, `[1, 4]` or `0.5`.
+/// An attribute value as written: `1`, `-2` or `[1, 4]`.
 struct AttrValue {
   SourceLoc loc;
   SurfaceAttrKind kind = SurfaceAttrKind::Int;
   int64_t intValue = 0;
   std::vector<int64_t> listValue;
-  double floatValue = 0;
 };
 
 struct Expr;

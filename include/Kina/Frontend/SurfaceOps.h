@@ -1,7 +1,8 @@
 //===- SurfaceOps.h - The ops as `.kina` source writes them -----*- C++ -*-===//
 //
 // The frontend's view of the kina ops, generated from KinaOps.td by
-// kina-tblgen: names, operands, attributes and accepted forms. No MLIR.
+// kina-tblgen from SurfaceSyntax.td and KinaOps.td: names, operands,
+// attributes and accepted forms. No MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KINA_FRONTEND_SURFACEOPS_H
@@ -12,7 +13,7 @@
 
 namespace kina {
 
-enum class SurfaceAttrKind { Int, IntList, Float };
+enum class SurfaceAttrKind { Int, IntList };
 
 /// Bits of `SurfaceOp::forms`.
 enum SurfaceForm : unsigned {

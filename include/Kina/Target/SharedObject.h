@@ -31,16 +31,12 @@ FailureOr<std::string> compileToObject(ModuleOp module,
                                        CompileArtifacts *artifacts = nullptr);
 
 /// Compiles a kina module (it is not modified) to a shared object at
-/// `path` that exports the C ABI of interfaces.md and needs only libc and
+/// `path` that exports the C ABI of docs/interfaces.md and needs only libc and
 /// libm. Code is generated for the host CPU. On failure, diagnostics name
 /// the location and the stage, and no file is left at `path`.
 LogicalResult compileToSharedObject(ModuleOp module, llvm::StringRef path,
                                     const CompileOptions &options = {},
                                     CompileArtifacts *artifacts = nullptr);
-
-/// Registers `--kina-to-so` (a .kina or kina .mlir input; `--emit-header`
-/// also writes the C header beside the output).
-void registerKinaToSharedObjectTranslation();
 
 } // namespace mlir::kina
 

@@ -2,6 +2,8 @@
 #ifndef KINA_TRANSFORMS_PASSES_H
 #define KINA_TRANSFORMS_PASSES_H
 
+#include "Kina/Dialect/KinaDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -20,24 +22,9 @@ namespace mlir::kina {
 #define GEN_PASS_REGISTRATION
 #include "Kina/Transforms/Passes.h.inc"
 
-/// `--kina-to-linalg` and a canonicalization.
-void buildKinaToLinalgPipeline(OpPassManager &pm);
-/// Upstream tensors to the LLVM dialect (see below).
-void buildLinalgToLLVMPipeline(OpPassManager &pm);
+/// The step of `--kina-asserts-to-status`, for passes that end with it.
+LogicalResult convertAssertsToStatus(ModuleOp module);
 
-/// kina to bufferized loops in the LLVM dialect: `--kina-to-linalg`,
-/// bufferization with caller-owned results (each tensor result becomes a
-/// last pointer parameter), loops, and the LLVM dialect with bare-pointer
-/// memref arguments.
-void buildKinaToLLVMPipeline(OpPassManager &pm);
-
-/// The dialects and external interface models (bufferization, conversion
-/// to LLVM) the pipelines above need; append them to any context that
-/// runs the pipelines outside kina-opt.
-void registerPipelineDependencies(DialectRegistry &registry);
-
-/// Registers `--kina-to-llvm` (the pipeline above) with the pass registry.
-void registerKinaPipelines();
 } // namespace mlir::kina
 
 #endif // KINA_TRANSFORMS_PASSES_H

@@ -4,6 +4,37 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AssertsToStatusPass : Pass<"kina-asserts-to-status", "::mlir::ModuleOp"> {
+  let summary = "Return every cf.assert of a function as an extra i1 result";
+  let description = [{
+    Each function whose body asserts (`cf.assert`, as the lowering of
+    `gather` states "every id is in range"), or calls a function that
+    returns a status, returns one more, last `i1` result: the conjunction
+    of its asserts and its callees' statuses. The asserts are removed.
+    The C wrapper turns `false` into status 1; a shared object never
+    aborts its caller. Fails on recursion and on an assert nested in a
+    region.
+
+    Before:
+    ```mlir
+    func.func @f(%ids: tensor<4xi64>) -> tensor<4x4xf32> {
+      ...
+      cf.assert %ok, "kina.gather: an id is outside [0, rows)"
+      return %rows : tensor<4x4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%ids: tensor<4xi64>) -> (tensor<4x4xf32>, i1) {
+      ...
+      return %rows, %ok : tensor<4x4xf32>, i1
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def CopiesToLinalgPass : Pass<"kina-copies-to-linalg"> {
   let summary = "Rewrite memref.copy as linalg.copy";
   let description = [{
@@ -106,6 +137,7 @@ def OutlineParallelLoopsPass
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
+                           "::mlir::kina::KinaDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
 }
@@ -120,7 +152,8 @@ def LowerParallelCallsPass
     `@F(0, n, args...)` becomes: store `args` in a stack struct, call
     `kina_parallel_for(@F_task, ctx, n)` (lib/Runtime/ParallelFor.c).
   }];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::kina::KinaDialect"];
 }
 
 #endif // KINA_TRANSFORMS_PASSES_TD

@@ -38,19 +38,6 @@ struct ConstantLowering : KinaPattern<ConstantOp> {
 struct MatmulLowering : KinaPattern<MatmulOp> {
   using KinaPattern::KinaPattern;
 
-  /// The rank-2 matrix that `value` broadcasts over its `rank - 2` batch
-  /// dims, if `value` is such a (lowered) broadcast.
-  static Value sharedMatrix(Value value, int64_t rank) {
-    auto broadcast = value.getDefiningOp<linalg::BroadcastOp>();
-    if (!broadcast)
-      return nullptr;
-    Value input = broadcast.getInput();
-    if (cast<RankedTensorType>(input.getType()).getRank() != 2)
-      return nullptr;
-    return broadcast.getDimensions().size() == size_t(rank - 2) ? input
-                                                               : nullptr;
-  }
-
   LogicalResult
   matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -69,23 +56,6 @@ struct MatmulLowering : KinaPattern<MatmulOp> {
     };
     if (rank == 2) {
       rewriter.replaceOp(op, matmul2d(lhs, rhs, type));
-      return success();
-    }
-    // x @ broadcast(w) with w of rank 2: every batch shares w, so fold the
-    // batch dims into M and multiply by w itself -- w is never copied.
-    if (Value w = sharedMatrix(rhs, rank)) {
-      SmallVector<ReassociationIndices> rows(1);
-      for (int64_t d = 0; d < rank - 1; ++d)
-        rows[0].push_back(d);
-      rows.push_back({rank - 1});
-      Value lhs2 = tensor::CollapseShapeOp::create(rewriter, loc, lhs, rows);
-      auto type2 = RankedTensorType::get(
-          {cast<RankedTensorType>(lhs2.getType()).getDimSize(0),
-           type.getDimSize(rank - 1)},
-          type.getElementType());
-      rewriter.replaceOp(op, tensor::ExpandShapeOp::create(
-                                 rewriter, loc, type,
-                                 matmul2d(lhs2, w, type2), rows));
       return success();
     }
     // [b..., M, K] @ [b..., K, N]: one batch dim for linalg.batch_matmul.
@@ -260,8 +230,7 @@ void mlir::kina::populateKinaComputeToLinalgPatterns(
 }
 
 void mlir::kina::populateKinaToLinalgPatterns(TypeConverter &converter,
-                                              RewritePatternSet &patterns,
-                                              GatherChecks &checks) {
-  populateKinaDataMovementToLinalgPatterns(converter, patterns, checks);
+                                              RewritePatternSet &patterns) {
+  populateKinaDataMovementToLinalgPatterns(converter, patterns);
   populateKinaComputeToLinalgPatterns(converter, patterns);
 }

@@ -2,7 +2,7 @@
 //
 // Ops that move data without arithmetic. Static concat is a chain of
 // insert_slice into an empty tensor (the design sections' "host
-// insert_slice"); gather clamps ids and reports whether it had to.
+// insert_slice"); gather clamps ids and asserts that it did not have to.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,14 +12,20 @@
 #include "Kina/Dialect/KinaDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 using namespace mlir;
 using namespace mlir::kina;
 using namespace mlir::kina::detail;
 
 namespace {
+
+/// What a failed gather check says, were it ever to reach an abort.
+constexpr llvm::StringLiteral kGatherAssertMessage =
+    "kina.gather: an id is outside [0, rows)";
 
 /// Offsets, sizes and unit strides of the box `[offset, offset + size)` on
 /// `axis` and the whole of every other dim of `shape`.
@@ -72,12 +78,10 @@ struct ConcatLowering : KinaPattern<ConcatOp> {
   }
 };
 
-/// result[i..., j...] = table[clamp(ids[i...]), j...], plus an `i1` that
-/// says whether every id was in [0, rows).
+/// result[i..., j...] = table[clamp(ids[i...]), j...], and a `cf.assert`
+/// that every id was in [0, rows) (kina-asserts-to-status returns it).
 struct GatherLowering : KinaPattern<GatherOp> {
-  GatherLowering(TypeConverter &converter, MLIRContext *context,
-                 GatherChecks &checks)
-      : KinaPattern(converter, context), checks(checks) {}
+  using KinaPattern::KinaPattern;
 
   LogicalResult
   matchAndRewrite(GatherOp op, OpAdaptor adaptor,
@@ -122,9 +126,10 @@ struct GatherLowering : KinaPattern<GatherOp> {
           arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, id,
                                 rowCount));
     };
+    Value allInRange;
     if (idRank == 0) {
       Value id = tensor::ExtractOp::create(rewriter, loc, ids, ValueRange{});
-      checks.push_back(inRange(rewriter, loc, id));
+      allInRange = inRange(rewriter, loc, id);
     } else {
       auto flagType = RankedTensorType::get({}, rewriter.getI1Type());
       Value init =
@@ -141,14 +146,12 @@ struct GatherLowering : KinaPattern<GatherOp> {
                         linalg::YieldOp::create(b, l, ValueRange{ok});
                       })
                       .getResult(0);
-      checks.push_back(
-          tensor::ExtractOp::create(rewriter, loc, all, ValueRange{}));
+      allInRange = tensor::ExtractOp::create(rewriter, loc, all, ValueRange{});
     }
+    cf::AssertOp::create(rewriter, loc, allInRange, kGatherAssertMessage);
     rewriter.replaceOp(op, gathered);
     return success();
   }
-
-  GatherChecks &checks;
 };
 
 /// NumPy broadcasting: `linalg.broadcast` when only leading dims are added;
@@ -207,8 +210,9 @@ struct TransposeLowering : KinaPattern<TransposeOp> {
   }
 };
 
-/// Row-major reshape: collapse to one dim, then expand to the target. Both
-/// are views of a contiguous buffer, so no data moves.
+/// Row-major reshape: one collapse_shape or expand_shape when the dims
+/// group (`[2, 3, 4] -> [6, 4]`), else collapse to one dim and expand to
+/// the target. All are views of a contiguous buffer, so no data moves.
 struct ReshapeLowering : KinaPattern<ReshapeOp> {
   using KinaPattern::KinaPattern;
   LogicalResult
@@ -218,6 +222,20 @@ struct ReshapeLowering : KinaPattern<ReshapeOp> {
     Value value = adaptor.getInput();
     auto inputType = cast<RankedTensorType>(value.getType());
     RankedTensorType type = resultType(op);
+    if (inputType.getRank() > type.getRank() && type.getRank() > 0) {
+      if (auto groups = getReassociationIndicesForReshape(inputType, type)) {
+        rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(op, type, value,
+                                                             *groups);
+        return success();
+      }
+    }
+    if (type.getRank() > inputType.getRank() && inputType.getRank() > 0) {
+      if (auto groups = getReassociationIndicesForReshape(type, inputType)) {
+        rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, type, value,
+                                                           *groups);
+        return success();
+      }
+    }
     auto flatType = RankedTensorType::get({type.getNumElements()},
                                           type.getElementType());
     auto allInOne = [](int64_t rank) {
@@ -249,10 +267,8 @@ struct ReshapeLowering : KinaPattern<ReshapeOp> {
 } // namespace
 
 void mlir::kina::populateKinaDataMovementToLinalgPatterns(
-    TypeConverter &converter, RewritePatternSet &patterns,
-    GatherChecks &checks) {
-  MLIRContext *context = patterns.getContext();
-  patterns.add<SliceLowering, ConcatLowering, BroadcastLowering,
-               TransposeLowering, ReshapeLowering>(converter, context);
-  patterns.add<GatherLowering>(converter, context, checks);
+    TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<SliceLowering, ConcatLowering, GatherLowering,
+               BroadcastLowering, TransposeLowering, ReshapeLowering>(
+      converter, patterns.getContext());
 }

@@ -3,7 +3,10 @@
 #include "Kina/Conversion/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
 
+#include "Kina/Transforms/Passes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -12,6 +15,7 @@
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::kina {
 #define GEN_PASS_DEF_CONVERTKINATOLINALGPASS
@@ -25,7 +29,7 @@ using namespace mlir::kina;
 /// the entry mark): nothing kina may remain in the output.
 static void dropKinaAttributes(func::FuncOp fn) {
   auto isKina = [](NamedAttribute attr) {
-    return attr.getName().getValue().starts_with("kina.");
+    return isa_and_nonnull<KinaDialect>(attr.getNameDialect());
   };
   for (NamedAttribute attr : llvm::to_vector(fn->getDiscardableAttrs()))
     if (isKina(attr))
@@ -46,10 +50,18 @@ struct ConvertKinaToLinalgPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
+    {
+      RewritePatternSet prepare(context);
+      populateKinaPrepareForLinalgPatterns(prepare);
+      // Only these rewrites: folding is --canonicalize's business.
+      GreedyRewriteConfig config;
+      config.enableFolding(false).enableConstantCSE(false);
+      if (failed(applyPatternsGreedily(module, std::move(prepare), config)))
+        return signalPassFailure();
+    }
     KinaTypeConverter converter;
     RewritePatternSet patterns(context);
-    GatherChecks checks;
-    populateKinaToLinalgPatterns(converter, patterns, checks);
+    populateKinaToLinalgPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateCallOpTypeConversionPattern(patterns, converter);
@@ -61,6 +73,8 @@ struct ConvertKinaToLinalgPass
     // The upstream dialects the patterns produce are the output.
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();
+    // The gather's run-time check, until it becomes a status below.
+    target.addLegalOp<cf::AssertOp>();
     // func ops stay, once their types carry no kina tensor.
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
       return converter.isSignatureLegal(op.getFunctionType()) &&
@@ -70,11 +84,11 @@ struct ConvertKinaToLinalgPass
         [&](Operation *op) { return converter.isLegal(op); });
 
     if (failed(applyFullConversion(module, target, std::move(patterns))) ||
-        failed(returnGatherStatus(module, checks)))
+        failed(convertAssertsToStatus(module)))
       return signalPassFailure();
     module.walk(dropKinaAttributes);
-    // Patterns may leave values unused (a weight broadcast that a matmul
-    // reads through): drop them, users before producers.
+    // Values left unused (a weight broadcast that no matmul reads any
+    // more): drop them, users before producers.
     module.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
       if (isOpTriviallyDead(op))
         op->erase();

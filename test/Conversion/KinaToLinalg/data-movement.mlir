@@ -68,13 +68,35 @@ func.func @transpose(%x: !kina.tensor<1x4x2x2xf32, @host>) -> !kina.tensor<1x2x2
 
 // -----
 
-// Reshape is collapse to one dim then expand: views, no copy.
+// A reshape that splits or merges dims is one expand or collapse: a view.
 // CHECK-LABEL: func.func @reshape
-// CHECK: %[[C:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
-// CHECK: tensor.expand_shape %[[C]] {{\[\[}}0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf32> into tensor<1x4x2x2xf32>
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x4xf32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1], [2, 3]] output_shape [1, 4, 2, 2] : tensor<1x4x4xf32> into tensor<1x4x2x2xf32>
+// CHECK: return %[[E]]
 func.func @reshape(%x: !kina.tensor<1x4x4xf32, @host>) -> !kina.tensor<1x4x2x2xf32, @host> {
   %0 = kina.reshape %x to [1, 4, 2, 2] : !kina.tensor<1x4x4xf32, @host> -> !kina.tensor<1x4x2x2xf32, @host>
   return %0 : !kina.tensor<1x4x2x2xf32, @host>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_merge
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+func.func @reshape_merge(%x: !kina.tensor<1x4x4xf32, @host>) -> !kina.tensor<4x4xf32, @host> {
+  %0 = kina.reshape %x to [4, 4] : !kina.tensor<1x4x4xf32, @host> -> !kina.tensor<4x4xf32, @host>
+  return %0 : !kina.tensor<4x4xf32, @host>
+}
+
+// -----
+
+// Dims that do not group ([2, 3] -> [3, 2]) go through one flat dim; still
+// views of one contiguous buffer.
+// CHECK-LABEL: func.func @reshape_regroup
+// CHECK: %[[C:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+// CHECK: tensor.expand_shape %[[C]] {{\[\[}}0, 1]] output_shape [3, 2] : tensor<6xf32> into tensor<3x2xf32>
+func.func @reshape_regroup(%x: !kina.tensor<2x3xf32, @host>) -> !kina.tensor<3x2xf32, @host> {
+  %0 = kina.reshape %x to [3, 2] : !kina.tensor<2x3xf32, @host> -> !kina.tensor<3x2xf32, @host>
+  return %0 : !kina.tensor<3x2xf32, @host>
 }
 
 // -----

@@ -265,3 +265,45 @@ func.func @not_a_kina_tensor(%x: tensor<4xf32>) {
   %0 = "kina.neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+// The dialect's discardable attributes are verified wherever they appear.
+// expected-error @below {{'kina.entry' is a unit attribute of a function}}
+func.func @entry_not_unit() attributes {kina.entry = 1 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'kina.parallel_body' is a unit attribute of a function}}
+module attributes {kina.parallel_body} {
+}
+
+// -----
+
+// expected-error @below {{'kina.name' names a function argument; it belongs in the argument's attributes}}
+func.func @name_on_function() attributes {kina.name = "x"} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'kina.name' of argument 0 must be a non-empty string}}
+func.func @name_not_string(%x: !kina.tensor<4xf32, @host> {kina.name = 3 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown kina attribute 'kina.bogus'}}
+func.func @unknown_attribute() attributes {kina.bogus} {
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown kina argument attribute 'kina.entry'}}
+func.func @entry_on_argument(%x: !kina.tensor<4xf32, @host> {kina.entry}) {
+  return
+}

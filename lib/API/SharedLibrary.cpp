@@ -1,5 +1,5 @@
-//===- Runtime.cpp - Loading a Kina shared object -------------------------===//
-#include "Kina/API/Runtime.h"
+//===- SharedLibrary.cpp - Loading a Kina shared object -------------------===//
+#include "Kina/API/SharedLibrary.h"
 
 #include <cstring>
 #include <dlfcn.h>
@@ -65,9 +65,9 @@ std::unique_ptr<SharedLibrary> SharedLibrary::open(const std::string &path,
   library->handle_ = handle;
   using SignatureFn = const char *(*)();
   auto getSignature =
-      reinterpret_cast<SignatureFn>(dlsym(handle, "kina_module_signature"));
+      reinterpret_cast<SignatureFn>(dlsym(handle, KINA_SIGNATURE_SYMBOL));
   if (!getSignature) {
-    error = path + " is not a Kina shared object (no kina_module_signature)";
+    error = path + " is not a Kina shared object (no " KINA_SIGNATURE_SYMBOL ")";
     return nullptr;
   }
   std::optional<ModuleSignature> signature =
@@ -77,9 +77,9 @@ std::unique_ptr<SharedLibrary> SharedLibrary::open(const std::string &path,
     return nullptr;
   }
   library->getNumThreads_ = reinterpret_cast<int32_t (*)()>(
-      dlsym(handle, "kina_get_num_threads"));
+      dlsym(handle, KINA_GET_NUM_THREADS_SYMBOL));
   library->setNumThreads_ = reinterpret_cast<void (*)(int32_t)>(
-      dlsym(handle, "kina_set_num_threads"));
+      dlsym(handle, KINA_SET_NUM_THREADS_SYMBOL));
   if (!library->getNumThreads_ || !library->setNumThreads_) {
     error = path + " has no kina_get/set_num_threads (built by an older "
                    "Kina?)";

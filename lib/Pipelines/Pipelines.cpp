@@ -7,9 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/Transforms/Passes.h"
+#include "Kina/Pipelines/Pipelines.h"
 
 #include "Kina/Conversion/Passes.h"
+#include "Kina/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"

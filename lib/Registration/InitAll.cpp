@@ -3,9 +3,9 @@
 
 #include "Kina/Conversion/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
-#include "Kina/Target/SharedObject.h"
-#include "Kina/Transforms/Passes.h"
 #include "Kina/Frontend/MLIRGen.h"
+#include "Kina/Pipelines/Pipelines.h"
+#include "Kina/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -22,5 +22,5 @@ void kina::registerAllPasses() {
 
 void kina::registerAllTranslations() {
   registerImportKinaTranslation();
-  mlir::kina::registerKinaToSharedObjectTranslation();
+  registerKinaToSharedObjectTranslation();
 }

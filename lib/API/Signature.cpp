@@ -1,4 +1,4 @@
-//===- SignatureJson.cpp - The signature JSON, written and read -----------===//
+//===- Signature.cpp - The signature JSON, written and read ---------------===//
 #include "Kina/API/Signature.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -18,7 +18,7 @@ std::string kina::renderSignatureJson(const ModuleSignature &signature) {
     llvm::json::Object object;
     if (named)
       object["name"] = t.name;
-    object["dtype"] = t.dtype;
+    object["dtype"] = std::string(dtypeInfo(t.dtype).name);
     object["shape"] = llvm::json::Array(t.shape);
     return object;
   };
@@ -39,12 +39,13 @@ static bool parseTensor(const llvm::json::Object *object, bool named,
                         TensorSignature &tensor) {
   if (!object)
     return false;
-  auto dtype = object->getString("dtype");
+  auto dtypeName = object->getString("dtype");
+  std::optional<DType> dtype =
+      dtypeName ? dtypeNamed(std::string_view(*dtypeName)) : std::nullopt;
   const llvm::json::Array *shape = object->getArray("shape");
-  if (!dtype || !shape || (*dtype != "f32" && *dtype != "i32" &&
-                           *dtype != "i64"))
+  if (!dtype || !shape)
     return false;
-  tensor.dtype = dtype->str();
+  tensor.dtype = *dtype;
   if (named) {
     auto name = object->getString("name");
     if (!name)
@@ -55,7 +56,7 @@ static bool parseTensor(const llvm::json::Object *object, bool named,
   for (const llvm::json::Value &dim : *shape) {
     std::optional<int64_t> value = dim.getAsInteger();
     // The same bounds the compiler enforces on every type.
-    if (!value || *value <= 0 || *value > (int64_t(1) << 60) / count)
+    if (!value || *value <= 0 || *value > kMaxElements / count)
       return false;
     count *= *value;
     tensor.shape.push_back(*value);

@@ -1,10 +1,14 @@
 //===- KinaToSharedObject.cpp - The --kina-to-so translation --------------===//
 //
+// Composes the frontend (for `.kina` input) and the target; lib/Target
+// itself only turns a kina module into an object and never parses source.
 // Input: `.kina` source (by its extension) or a kina dialect `.mlir`.
 // Output: the shared object's bytes; with `--emit-header`, the C header is
 // written beside the output file (`out.so` -> `out.h`).
 //
 //===----------------------------------------------------------------------===//
+
+#include "Kina/InitAll.h"
 
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Frontend/MLIRGen.h"
@@ -100,7 +104,7 @@ static LogicalResult translateToSharedObject(
   return success();
 }
 
-void mlir::kina::registerKinaToSharedObjectTranslation() {
+void ::kina::registerKinaToSharedObjectTranslation() {
   static TranslateRegistration registration(
       "kina-to-so",
       "compile .kina or kina .mlir to a shared object with a C ABI",

@@ -1,7 +1,13 @@
-//===- Runtime.h - Loading a Kina shared object -----------------*- C++ -*-===//
-#ifndef KINA_API_RUNTIME_H
-#define KINA_API_RUNTIME_H
+//===- SharedLibrary.h - Loading a Kina shared object -----------*- C++ -*-===//
+//
+// dlopen and the signature only: KinaRuntimeAPI links no part of the
+// compiler, so a program that only runs .so files stays small.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KINA_API_SHAREDLIBRARY_H
+#define KINA_API_SHAREDLIBRARY_H
 
+#include "Kina/API/ABI.h"
 #include "Kina/API/Signature.h"
 
 #include <memory>
@@ -43,4 +49,4 @@ private:
 
 } // namespace kina
 
-#endif // KINA_API_RUNTIME_H
+#endif // KINA_API_SHAREDLIBRARY_H

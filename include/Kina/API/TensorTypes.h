@@ -1,0 +1,87 @@
+//===- TensorTypes.h - Element types, shapes and statuses -------*- C++ -*-===//
+//
+// Plain C++ (no MLIR, no LLVM), header-only: the one table of Kina's
+// element types with every name each layer writes them by, the element
+// limit, and the text of each status. The dialect, the frontend, the .so
+// signature, the Python bindings and the tools all read it from here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KINA_API_TENSORTYPES_H
+#define KINA_API_TENSORTYPES_H
+
+#include "Kina/API/ABI.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kina {
+
+enum class DType { F32, I32, I64 };
+
+struct DTypeInfo {
+  DType dtype;
+  std::string_view name;       // the signature JSON and Python: "f32"
+  std::string_view sourceName; // `.kina` source: "F32"
+  std::string_view cType;      // the C header: "float"
+  std::string_view numpyName;  // NumPy: "float32"
+  unsigned bytes;
+  bool isFloat;
+};
+
+inline constexpr DTypeInfo kDTypes[] = {
+    {DType::F32, "f32", "F32", "float", "float32", 4, true},
+    {DType::I32, "i32", "I32", "int32_t", "int32", 4, false},
+    {DType::I64, "i64", "I64", "int64_t", "int64", 8, false},
+};
+
+inline const DTypeInfo &dtypeInfo(DType dtype) {
+  return kDTypes[static_cast<int>(dtype)];
+}
+
+/// The dtype named `name` ("f32"), or nullopt.
+inline std::optional<DType> dtypeNamed(std::string_view name) {
+  for (const DTypeInfo &info : kDTypes)
+    if (info.name == name)
+      return info.dtype;
+  return std::nullopt;
+}
+
+/// The dtype written `name` in `.kina` source ("F32"), or nullopt.
+inline std::optional<DType> dtypeFromSource(std::string_view name) {
+  for (const DTypeInfo &info : kDTypes)
+    if (info.sourceName == name)
+      return info.dtype;
+  return std::nullopt;
+}
+
+/// The most elements a tensor may have (see ABI.h).
+inline constexpr int64_t kMaxElements = int64_t(1) << KINA_MAX_ELEMENTS_LOG2;
+
+/// `[1, 4, 4]`, as every diagnostic writes a shape.
+template <typename Range> std::string formatShape(const Range &shape) {
+  std::string text = "[";
+  bool first = true;
+  for (int64_t dim : shape) {
+    text += (first ? "" : ", ") + std::to_string(dim);
+    first = false;
+  }
+  return text + "]";
+}
+
+/// What a status returned by an export means.
+inline const char *describeStatus(int32_t status) {
+  switch (status) {
+  case KINA_STATUS_OK:
+    return "success";
+  case KINA_STATUS_GATHER_OUT_OF_RANGE:
+    return "a gather id is outside [0, rows)";
+  default:
+    return "unknown status";
+  }
+}
+
+} // namespace kina
+
+#endif // KINA_API_TENSORTYPES_H

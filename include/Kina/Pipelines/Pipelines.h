@@ -1,0 +1,37 @@
+//===- Pipelines.h - kina to the LLVM dialect -------------------*- C++ -*-===//
+//
+// The stages every compile runs, composed from Kina's conversion and
+// transformation passes and upstream ones. Above both Conversion and
+// Transforms, below Target.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KINA_PIPELINES_PIPELINES_H
+#define KINA_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::kina {
+
+/// `--kina-to-linalg` and a canonicalization.
+void buildKinaToLinalgPipeline(OpPassManager &pm);
+
+/// Upstream tensors to the LLVM dialect: tiling and threads, bufferization
+/// with caller-owned results (each tensor result becomes a last pointer
+/// parameter), loops, and the LLVM dialect with bare-pointer memref
+/// arguments.
+void buildLinalgToLLVMPipeline(OpPassManager &pm);
+
+/// Both of the above: kina to bufferized loops in the LLVM dialect.
+void buildKinaToLLVMPipeline(OpPassManager &pm);
+
+/// The dialects and external interface models (bufferization, conversion
+/// to LLVM) the pipelines above need; append them to any context that
+/// runs the pipelines outside kina-opt.
+void registerPipelineDependencies(DialectRegistry &registry);
+
+/// Registers `--kina-to-llvm` (the pipeline above) with the pass registry.
+void registerKinaPipelines();
+
+} // namespace mlir::kina
+
+#endif // KINA_PIPELINES_PIPELINES_H
