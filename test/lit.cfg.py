@@ -14,6 +14,7 @@ config.test_exec_root = os.path.join(config.kina_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%kina_src", config.kina_src_root))
+config.substitutions.append(("%kina_tools_dir", config.kina_tools_dir))
 config.substitutions.append(("%python", config.python_executable))
 config.environment["PYTHONPATH"] = os.path.join(config.kina_obj_root, "python")
 
