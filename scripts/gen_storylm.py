@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the unsharded StoryLM-0 forward (language.md section 5) at any
+"""Writes the unsharded StoryLM-0 forward (docs/language.md, "StoryLM-0") at any
 width, with an @main entry, to stdout or -o FILE.
 
     scripts/gen_storylm.py                       # the toy widths of section 5

@@ -4,7 +4,7 @@ its logits against NumPy and PyTorch, and the causal non-leak."""
 
 from validation import Report, check_forward, compile_example
 
-report = Report("StoryLM-0 unsharded forward (language.md section 5)")
+report = Report("StoryLM-0 unsharded forward (docs/language.md, StoryLM-0)")
 module = compile_example("storylm0_forward")
 check_forward(report, module, "storylm0_forward")
 report.finish()

@@ -2,7 +2,7 @@
 
 The one deterministic weight set that every validation script, test and
 the notebook use (docs/storylm0.md documents it), and the unsharded forward
-of language.md section 5 written in NumPy, float32 throughout. This module
+of docs/language.md ("StoryLM-0") written in NumPy, float32 throughout. This module
 needs only NumPy, so it can be loaded without the compiled extension.
 """
 
@@ -39,7 +39,7 @@ def weights(seed=SEED):
 
 
 def arguments(token_ids=PROMPT, seed=SEED):
-    """The entry's arguments, in the order of language.md section 5."""
+    """The entry's arguments, in the order of docs/language.md ("StoryLM-0")."""
     w = weights(seed)
     return [np.asarray(token_ids, dtype=np.int64)] + [w[n] for n in
                                                       PARAMETERS[1:]]

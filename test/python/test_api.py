@@ -1,4 +1,4 @@
-"""The `kina` package: every API path of interfaces.md section 3."""
+"""The `kina` package: every API path of docs/interfaces.md ("Python")."""
 
 import gc
 import os

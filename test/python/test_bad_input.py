@@ -1,4 +1,4 @@
-"""The bad-input contract of interfaces.md, from Python: malformed programs
+"""The bad-input contract of docs/interfaces.md, from Python: malformed programs
 are located CompileErrors, never a crash."""
 
 import pathlib
