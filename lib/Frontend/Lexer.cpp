@@ -8,7 +8,6 @@
 
 #include "Kina/Frontend/Lexer.h"
 
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 

@@ -206,7 +206,7 @@ def Kina_SoftmaxOp : Kina_Op<"softmax", [AllTypesMatch<["input", "result"]>]> {
   }];
 }
 
-class Kina_ElementwiseBinaryOp<string mnemonic, string infix, string what>
+class Kina_ElementwiseBinaryOp<string mnemonic, string what>
     : Kina_Op<mnemonic> {
   let summary = "elementwise " # what # " of two tensors of one type";
   let description = "Both operands have the same shape, element type and "
@@ -219,10 +219,10 @@ class Kina_ElementwiseBinaryOp<string mnemonic, string infix, string what>
   let hasCustomAssemblyFormat = 1;
 }
 
-def Kina_AddOp : Kina_ElementwiseBinaryOp<"add", "+", "sum">;
-def Kina_SubOp : Kina_ElementwiseBinaryOp<"sub", "-", "difference">;
-def Kina_MulOp : Kina_ElementwiseBinaryOp<"mul", "*", "product">;
-def Kina_DivOp : Kina_ElementwiseBinaryOp<"div", "/", "quotient">;
+def Kina_AddOp : Kina_ElementwiseBinaryOp<"add", "sum">;
+def Kina_SubOp : Kina_ElementwiseBinaryOp<"sub", "difference">;
+def Kina_MulOp : Kina_ElementwiseBinaryOp<"mul", "product">;
+def Kina_DivOp : Kina_ElementwiseBinaryOp<"div", "quotient">;
 
 def Kina_NegOp : Kina_Op<"neg"> {
   let summary = "elementwise negation";
