@@ -2,7 +2,8 @@
 //
 // concat of adjacent slices of one value along the slice axis reads one
 // contiguous range: it becomes one slice (which folds to the value when the
-// range is whole). This undoes a shard-then-gather round trip.
+// range is whole). This undoes a shard-then-gather round trip. Collectives
+// over a mesh axis of one device become reshards.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,7 +62,36 @@ struct MergeAdjacentSlices : OpRewritePattern<ConcatOp> {
     return success();
   }
 };
+/// A collective over a mesh axis of one device moves nothing, but in the
+/// global view it still changes the placement's spelling (a split over
+/// one device is no split): it becomes that reshard. (Where the types
+/// agree, the fold has removed it already.)
+template <typename OpT> struct CollectiveOverOneDevice : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    MeshOp mesh = MeshOp::lookup(op);
+    std::optional<int64_t> size =
+        mesh ? mesh.getAxisSize(op.getOver()) : std::nullopt;
+    if (!size || *size != 1)
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshardOp>(op, op.getType(), op.getInput());
+    return success();
+  }
+};
 } // namespace
+
+#define KINA_COLLECTIVE_CANONICALIZATION(OP)                                   \
+  void OP::getCanonicalizationPatterns(RewritePatternSet &results,             \
+                                       MLIRContext *context) {                 \
+    results.add<CollectiveOverOneDevice<OP>>(context);                         \
+  }
+KINA_COLLECTIVE_CANONICALIZATION(AllGatherOp)
+KINA_COLLECTIVE_CANONICALIZATION(AllSliceOp)
+KINA_COLLECTIVE_CANONICALIZATION(AllReduceOp)
+KINA_COLLECTIVE_CANONICALIZATION(ReduceScatterOp)
+KINA_COLLECTIVE_CANONICALIZATION(AllToAllOp)
+#undef KINA_COLLECTIVE_CANONICALIZATION
 
 void ConcatOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                            MLIRContext *context) {

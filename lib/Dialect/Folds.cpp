@@ -2,7 +2,9 @@
 //
 // Folds that remove an op or rewrite it in place: full-range slices,
 // slice of slice on one axis, single-operand concat, reshape of reshape,
-// transpose of transpose, broadcast to the operand's own shape.
+// transpose of transpose, broadcast to the operand's own shape, reshard to
+// the same type or of a reshard, all_slice of all_gather (and back) on one
+// axis, collectives over a mesh axis of one device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,3 +78,53 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
   setPermAttr(DenseI64ArrayAttr::get(getContext(), composed));
   return getResult();
 }
+
+OpFoldResult ReshardOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // Only the last placement matters.
+  if (auto inner = getInput().getDefiningOp<ReshardOp>()) {
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+/// True when mesh axis `over` of the module's mesh has one device.
+static bool overOneDevice(Operation *op, StringRef over) {
+  MeshOp mesh = MeshOp::lookup(op);
+  std::optional<int64_t> size = mesh ? mesh.getAxisSize(over) : std::nullopt;
+  return size && *size == 1;
+}
+
+/// A collective over one device moves nothing: its operand, when the
+/// types agree (the per-device view; see the canonicalization otherwise).
+template <typename OpT> static OpFoldResult foldOverOneDevice(OpT op) {
+  if (op.getInput().getType() == op.getType() &&
+      overOneDevice(op, op.getOver()))
+    return op.getInput();
+  return {};
+}
+
+/// `gather(slice(x))` and `slice(gather(x))` on one axis and mesh axis.
+template <typename OpT, typename InverseT>
+static OpFoldResult foldInverse(OpT op) {
+  auto inverse = op.getInput().template getDefiningOp<InverseT>();
+  if (inverse && inverse.getAxis() == op.getAxis() &&
+      inverse.getOver() == op.getOver() &&
+      inverse.getInput().getType() == op.getType())
+    return inverse.getInput();
+  return foldOverOneDevice(op);
+}
+
+OpFoldResult AllGatherOp::fold(FoldAdaptor) {
+  return foldInverse<AllGatherOp, AllSliceOp>(*this);
+}
+OpFoldResult AllSliceOp::fold(FoldAdaptor) {
+  return foldInverse<AllSliceOp, AllGatherOp>(*this);
+}
+OpFoldResult AllReduceOp::fold(FoldAdaptor) { return foldOverOneDevice(*this); }
+OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
+  return foldOverOneDevice(*this);
+}
+OpFoldResult AllToAllOp::fold(FoldAdaptor) { return foldOverOneDevice(*this); }

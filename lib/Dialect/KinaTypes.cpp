@@ -49,30 +49,24 @@ Type KinaTensorType::parse(AsmParser &parser) {
   SMLoc loc = parser.getCurrentLocation();
   SmallVector<int64_t> shape;
   Type elementType;
-  StringAttr placementName;
+  FailureOr<PlacementAttr> placement;
   if (parser.parseLess() ||
       parser.parseDimensionList(shape, /*allowDynamic=*/false,
                                 /*withTrailingX=*/true) ||
       parser.parseType(elementType) || parser.parseComma() ||
-      parser.parseSymbolName(placementName) || parser.parseGreater())
+      failed(placement = parsePlacement(parser)) || parser.parseGreater())
     return {};
-  std::optional<Placement> placement =
-      symbolizePlacement(placementName.getValue());
-  if (!placement) {
-    parser.emitError(loc) << "unknown placement @" << placementName.getValue();
-    return {};
-  }
-  MLIRContext *ctx = parser.getContext();
-  return getChecked([&] { return parser.emitError(loc); }, ctx, shape,
-                    elementType, PlacementAttr::get(ctx, *placement));
+  return getChecked([&] { return parser.emitError(loc); },
+                    parser.getContext(), shape, elementType, *placement);
 }
 
 void KinaTensorType::print(AsmPrinter &printer) const {
   printer << "<";
   for (int64_t dim : getShape())
     printer << dim << "x";
-  printer << getElementType() << ", @"
-          << stringifyPlacement(getPlacement().getValue()) << ">";
+  printer << getElementType() << ", ";
+  printPlacement(printer.getStream(), getPlacement());
+  printer << ">";
 }
 
 LogicalResult
@@ -85,6 +79,12 @@ KinaTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << elementType;
   if (!placement)
     return emitError() << "kina tensor needs a placement";
+  for (int64_t axis : placement.getAxes())
+    if (axis >= int64_t(shape.size()))
+      return emitError() << "placement " << placement.str()
+                         << " splits axis " << axis
+                         << ", out of range for shape " << formatShape(shape)
+                         << " (rank " << shape.size() << ")";
   int64_t elements = 1;
   for (int64_t dim : shape) {
     if (dim <= 0)

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuleContext.h"
+
 #include "Kina/Dialect/KinaDialect.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -15,103 +17,7 @@
 using namespace mlir;
 using namespace mlir::kina;
 
-namespace {
-/// Checked access to operand types and attributes for one rule.
-class RuleContext {
-public:
-  RuleContext(TypeRange operandTypes, DictionaryAttr attributes,
-              EmitErrorFn emitError)
-      : operandTypes(operandTypes), attributes(attributes),
-        emitError(emitError) {}
-
-  /// The operands as kina tensors, or an error when the count is not
-  /// `count` (when `count` is negative: at least one).
-  FailureOr<SmallVector<KinaTensorType>> tensors(int count) {
-    if ((count >= 0 && operandTypes.size() != size_t(count)) ||
-        (count < 0 && operandTypes.empty()))
-      return error() << "expects "
-                     << (count < 0 ? "at least one"
-                                   : std::to_string(count).c_str())
-                     << " operand(s), got " << operandTypes.size();
-    SmallVector<KinaTensorType> result;
-    for (Type type : operandTypes) {
-      auto tensor = dyn_cast_or_null<KinaTensorType>(type);
-      if (!tensor)
-        return error() << "expects kina tensor operands, got " << type;
-      result.push_back(tensor);
-    }
-    return result;
-  }
-
-  FailureOr<int64_t> intAttr(StringRef name) {
-    auto attr = dyn_cast_or_null<IntegerAttr>(
-        attributes ? attributes.get(name) : Attribute());
-    if (!attr)
-      return error() << "expects an integer attribute '" << name << "'";
-    return attr.getValue().getSExtValue();
-  }
-
-  FailureOr<ArrayRef<int64_t>> intArrayAttr(StringRef name) {
-    auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
-        attributes ? attributes.get(name) : Attribute());
-    if (!attr)
-      return error() << "expects an integer list attribute '" << name << "'";
-    return attr.asArrayRef();
-  }
-
-  /// Checks `0 <= axis < rank` of the operand named `what`.
-  LogicalResult checkAxis(int64_t axis, KinaTensorType type, StringRef what) {
-    if (axis >= 0 && axis < type.getRank())
-      return success();
-    return error() << "axis " << axis << " is out of range for " << what
-                   << " of shape " << formatShape(type.getShape())
-                   << " (rank " << type.getRank() << ")";
-  }
-
-  /// Checks that two operands share element type and placement.
-  LogicalResult checkSameKind(KinaTensorType a, StringRef aName,
-                              KinaTensorType b, StringRef bName) {
-    if (a.getElementType() != b.getElementType())
-      return error() << aName << " has element type " << a.getElementType()
-                     << " but " << bName << " has " << b.getElementType();
-    if (a.getPlacement() != b.getPlacement())
-      return error() << aName << " is placed on @"
-                     << stringifyPlacement(a.getPlacement().getValue())
-                     << " but " << bName << " on @"
-                     << stringifyPlacement(b.getPlacement().getValue());
-    return success();
-  }
-
-  LogicalResult checkF32(KinaTensorType type, StringRef what) {
-    if (type.getElementType().isF32())
-      return success();
-    return error() << "expects " << what << " of element type f32, got "
-                   << type.getElementType() << " of shape "
-                   << formatShape(type.getShape());
-  }
-
-  /// A tensor type of `shape` after checking that every dim is positive
-  /// and the element count is representable.
-  FailureOr<Type> shaped(KinaTensorType like, ArrayRef<int64_t> shape) {
-    return shaped(like, shape, like.getElementType());
-  }
-  FailureOr<Type> shaped(KinaTensorType like, ArrayRef<int64_t> shape,
-                         Type elementType) {
-    if (failed(KinaTensorType::verify(emitError, shape, elementType,
-                                      like.getPlacement())))
-      return failure();
-    return Type(KinaTensorType::get(like.getContext(), shape, elementType,
-                                    like.getPlacement()));
-  }
-
-  InFlightDiagnostic error() { return emitError(); }
-
-private:
-  TypeRange operandTypes;
-  DictionaryAttr attributes;
-  EmitErrorFn emitError;
-};
-} // namespace
+using mlir::kina::detail::RuleContext;
 
 /// The element count of `shape`, or nullopt when it overflows.
 static std::optional<int64_t> elementCount(ArrayRef<int64_t> shape) {
@@ -123,9 +29,9 @@ static std::optional<int64_t> elementCount(ArrayRef<int64_t> shape) {
 }
 
 FailureOr<Type> ConstantOp::inferResultType(TypeRange operandTypes,
-                                            DictionaryAttr attributes,
+                                            DictionaryAttr attributes, Operation *mesh,
                                             EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   if (failed(rule.tensors(0)))
     return failure();
   auto value = dyn_cast_or_null<FloatAttr>(
@@ -134,13 +40,13 @@ FailureOr<Type> ConstantOp::inferResultType(TypeRange operandTypes,
     return rule.error() << "expects an f32 attribute 'value'";
   MLIRContext *ctx = value.getContext();
   return Type(KinaTensorType::get(ctx, {}, Float32Type::get(ctx),
-                                  PlacementAttr::get(ctx, Placement::host)));
+                                  PlacementAttr::getHost(ctx)));
 }
 
 FailureOr<Type> SliceOp::inferResultType(TypeRange operandTypes,
-                                         DictionaryAttr attributes,
+                                         DictionaryAttr attributes, Operation *mesh,
                                          EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
   auto axis = rule.intAttr("axis");
   auto start = rule.intAttr("start");
@@ -162,9 +68,9 @@ FailureOr<Type> SliceOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
-                                          DictionaryAttr attributes,
+                                          DictionaryAttr attributes, Operation *mesh,
                                           EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(-1);
   auto axis = rule.intAttr("axis");
   if (failed(operands) || failed(axis))
@@ -177,7 +83,7 @@ FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
     if (index == 0)
       continue;
     std::string name = "operand #" + std::to_string(index);
-    if (failed(rule.checkSameKind(first, "operand #0", operand, name)))
+    if (failed(rule.checkSameElementType(first, "operand #0", operand, name)))
       return failure();
     bool sameRank = operand.getRank() == first.getRank();
     for (int64_t d = 0; sameRank && d < first.getRank(); ++d)
@@ -196,9 +102,9 @@ FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> GatherOp::inferResultType(TypeRange operandTypes,
-                                          DictionaryAttr attributes,
+                                          DictionaryAttr attributes, Operation *mesh,
                                           EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(2);
   if (failed(operands))
     return failure();
@@ -213,23 +119,21 @@ FailureOr<Type> GatherOp::inferResultType(TypeRange operandTypes,
     return rule.error() << "expects ids of element type i32 or i64, got "
                         << idType << " of shape "
                         << formatShape(ids.getShape());
-  if (ids.getPlacement() != table.getPlacement())
-    return rule.error() << "table and ids are placed differently";
   SmallVector<int64_t> shape(ids.getShape());
   llvm::append_range(shape, table.getShape().drop_front());
   return rule.shaped(table, shape);
 }
 
 FailureOr<Type> MatmulOp::inferResultType(TypeRange operandTypes,
-                                          DictionaryAttr attributes,
+                                          DictionaryAttr attributes, Operation *mesh,
                                           EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(2);
   if (failed(operands))
     return failure();
   auto [lhs, rhs] = std::make_pair((*operands)[0], (*operands)[1]);
   if (failed(rule.checkF32(lhs, "lhs")) || failed(rule.checkF32(rhs, "rhs")) ||
-      failed(rule.checkSameKind(lhs, "lhs", rhs, "rhs")))
+      failed(rule.checkSameElementType(lhs, "lhs", rhs, "rhs")))
     return failure();
   std::string shapes = "lhs of shape " + formatShape(lhs.getShape()) +
                        " and rhs of shape " + formatShape(rhs.getShape());
@@ -264,9 +168,9 @@ MatmulOp::contextualBroadcastShape(KinaTensorType input, KinaTensorType other,
 }
 
 FailureOr<Type> BroadcastOp::inferResultType(TypeRange operandTypes,
-                                             DictionaryAttr attributes,
+                                             DictionaryAttr attributes, Operation *mesh,
                                              EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
   auto target = rule.intArrayAttr("shape");
   if (failed(operands) || failed(target))
@@ -288,9 +192,9 @@ FailureOr<Type> BroadcastOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> ReshapeOp::inferResultType(TypeRange operandTypes,
-                                           DictionaryAttr attributes,
+                                           DictionaryAttr attributes, Operation *mesh,
                                            EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
   auto target = rule.intArrayAttr("shape");
   if (failed(operands) || failed(target))
@@ -306,9 +210,9 @@ FailureOr<Type> ReshapeOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
-                                             DictionaryAttr attributes,
+                                             DictionaryAttr attributes, Operation *mesh,
                                              EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
   auto perm = rule.intArrayAttr("perm");
   if (failed(operands) || failed(perm))
@@ -336,9 +240,9 @@ FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> SoftmaxOp::inferResultType(TypeRange operandTypes,
-                                           DictionaryAttr attributes,
+                                           DictionaryAttr attributes, Operation *mesh,
                                            EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
   auto axis = rule.intAttr("axis");
   if (failed(operands) || failed(axis))
@@ -347,19 +251,20 @@ FailureOr<Type> SoftmaxOp::inferResultType(TypeRange operandTypes,
   if (failed(rule.checkF32(input, "operand")) ||
       failed(rule.checkAxis(*axis, input, "operand")))
     return failure();
-  return Type(input);
+  return rule.shaped(input, input.getShape());
 }
 
 /// `+ - * /`: identical shapes, element types and placements.
 static FailureOr<Type> inferElementwiseBinary(TypeRange operandTypes,
                                               DictionaryAttr attributes,
+                                              Operation *mesh,
                                               EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(2);
   if (failed(operands))
     return failure();
   auto [lhs, rhs] = std::make_pair((*operands)[0], (*operands)[1]);
-  if (failed(rule.checkSameKind(lhs, "lhs", rhs, "rhs")))
+  if (failed(rule.checkSameElementType(lhs, "lhs", rhs, "rhs")))
     return failure();
   if (lhs.getShape() != rhs.getShape())
     return rule.error() << "expects operands of identical shape, got lhs of "
@@ -367,14 +272,14 @@ static FailureOr<Type> inferElementwiseBinary(TypeRange operandTypes,
                         << formatShape(lhs.getShape()) << " and rhs of shape "
                         << formatShape(rhs.getShape())
                         << " (write broadcast to broadcast)";
-  return Type(lhs);
+  return rule.shaped(lhs, lhs.getShape());
 }
 
 #define KINA_ELEMENTWISE_RULE(OP)                                              \
   FailureOr<Type> OP::inferResultType(TypeRange operandTypes,                  \
-                                      DictionaryAttr attributes,               \
+                                      DictionaryAttr attributes, Operation *mesh,  \
                                       EmitErrorFn emitError) {                 \
-    return inferElementwiseBinary(operandTypes, attributes, emitError);        \
+    return inferElementwiseBinary(operandTypes, attributes, mesh, emitError);  \
   }
 KINA_ELEMENTWISE_RULE(AddOp)
 KINA_ELEMENTWISE_RULE(SubOp)
@@ -383,13 +288,13 @@ KINA_ELEMENTWISE_RULE(DivOp)
 #undef KINA_ELEMENTWISE_RULE
 
 FailureOr<Type> NegOp::inferResultType(TypeRange operandTypes,
-                                       DictionaryAttr attributes,
+                                       DictionaryAttr attributes, Operation *mesh,
                                        EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, emitError);
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
   if (failed(operands))
     return failure();
-  return Type((*operands)[0]);
+  return rule.shaped((*operands)[0], (*operands)[0].getShape());
 }
 
 DictionaryAttr mlir::kina::getInherentAttrs(Operation *op) {
@@ -399,14 +304,29 @@ DictionaryAttr mlir::kina::getInherentAttrs(Operation *op) {
 
 LogicalResult mlir::kina::verifyInferredResultType(Operation *op) {
   auto iface = cast<InferResultTypeOpInterface>(op);
+  MeshOp mesh = MeshOp::lookup(op);
   FailureOr<Type> inferred =
-      iface.inferResultType(op->getOperandTypes(), getInherentAttrs(op),
+      iface.inferResultType(op->getOperandTypes(), getInherentAttrs(op), mesh,
                             [op] { return op->emitOpError(); });
   if (failed(inferred))
     return failure();
-  if (*inferred != op->getResult(0).getType())
-    return op->emitOpError() << "result type " << op->getResult(0).getType()
+  auto actual = cast<KinaTensorType>(op->getResult(0).getType());
+  auto expected = cast<KinaTensorType>(*inferred);
+  // Where the rule leaves the placement open (a constant's, a reshard's;
+  // `@auto` on the mesh), the op's type may decide it.
+  PlacementAttr want = expected.getPlacement(), got = actual.getPlacement();
+  bool placementOk =
+      want == got || op->hasTrait<ResultPlacementIsFree>() ||
+      (want.isAuto() && got.isOnMesh());
+  if (!placementOk || actual.getShape() != expected.getShape() ||
+      actual.getElementType() != expected.getElementType())
+    return op->emitOpError() << "result type " << actual
                              << " does not match the inferred type "
-                             << *inferred;
+                             << expected;
+  for (Type type : llvm::concat<const Type>(op->getOperandTypes(),
+                                            op->getResultTypes()))
+    if (failed(verifyPlacement(cast<KinaTensorType>(type), mesh,
+                               [op] { return op->emitOpError(); })))
+      return failure();
   return success();
 }

@@ -78,8 +78,7 @@ private:
 } // namespace
 
 static bool isReservedForLater(llvm::StringRef word) {
-  return word == "reverseMode" || word == "@mesh" || word == "@sharded" ||
-         word == "@replicated";
+  return word == "reverseMode";
 }
 
 Token Lexer::lexNumber(SourceLoc loc) {
@@ -154,7 +153,8 @@ Token Lexer::next() {
     std::string word = source.slice(start, pos).str();
     if (isReservedForLater(word))
       return error(loc, "'" + word + "' is not supported yet");
-    if (word == "@main" || word == "@host")
+    if (word == "@main" || word == "@host" || word == "@mesh" ||
+        word == "@replicated" || word == "@sharded")
       return make(TokenKind::AtWord, loc, word);
     // `a @b` is a matmul of a and b: step back to lex `b` on its own.
     pos = start + 1;

@@ -35,8 +35,8 @@ static std::string formatType(Type type) {
   if (!tensor)
     return "a value that is not a kina tensor";
   std::string element(::kina::dtypeInfo(tensor.getDType()).sourceName);
-  return "Tensor[" + element + ", " + formatShape(tensor.getShape()) + ", @" +
-         stringifyPlacement(tensor.getPlacement().getValue()).str() + "]";
+  return "Tensor[" + element + ", " + formatShape(tensor.getShape()) + ", " +
+         tensor.getPlacement().str() + "]";
 }
 
 namespace {
@@ -62,6 +62,9 @@ private:
   }
 
   KinaTensorType convertType(const TypeSpec &spec);
+  PlacementAttr convertPlacement(const TypeSpec &spec);
+  void genMesh(const ::kina::MeshDecl &decl);
+  Value placeAs(Value value, PlacementAttr placement, SourceLoc where);
   void declareFunction(const Function &fn);
   void genFunction(const Function &fn);
   void genStatement(const Statement &stmt, FunctionInfo &info);
@@ -85,6 +88,8 @@ private:
   StringRef filename;
   bool hadError = false;
   ModuleOp module;
+  MeshOp mesh;
+  bool meshDeclared = false;
   llvm::StringMap<FunctionInfo> functions;
   llvm::StringSet<> brokenFunctions;
   const Function *mainFunction = nullptr;
@@ -96,6 +101,8 @@ private:
   llvm::StringMap<Value> scope; // a null Value: bound by a failed statement
   llvm::StringMap<SourceLoc> boundAt;
   unsigned nextPlaceholder = 0;
+  /// Its parameters or result are mesh-placed: literals are @replicated.
+  bool meshBody = false;
   bool returned = false;
 };
 } // namespace
@@ -106,13 +113,108 @@ static std::string opDisplayName(const SurfaceOp &op) {
   return std::string("'") + (*op.infix ? op.infix : op.prefix) + "'";
 }
 
+/// The placement `spec` writes, resolved against the program's mesh:
+/// `over` may be left out on a one-axis mesh only.
+PlacementAttr MLIRGen::convertPlacement(const TypeSpec &spec) {
+  using Kind = TypeSpec::Placement;
+  if (spec.placement == Kind::Host)
+    return PlacementAttr::getHost(&context);
+  if (!mesh && meshDeclared)
+    return {}; // the mesh itself was invalid, and said so
+  if (!mesh) {
+    error(spec.placementLoc)
+        << "a mesh placement needs a mesh: declare one with @mesh([...]) "
+           "before the first function";
+    return {};
+  }
+  if (spec.placement == Kind::Replicated)
+    return PlacementAttr::getReplicated(&context);
+  size_t meshRank = mesh.getShape().size();
+  SmallVector<StringAttr> over;
+  if (spec.splitOver.empty()) {
+    if (meshRank != 1 || spec.splitAxes.size() != 1) {
+      error(spec.placementLoc)
+          << "@sharded(axis=...) without over= needs a one-axis mesh and one "
+             "axis; the mesh has axes "
+          << mesh.getAxisList() << ": write over=<axis>";
+      return {};
+    }
+    over.push_back(cast<StringAttr>(mesh.getAxes()[0]));
+  } else {
+    if (spec.splitOver.size() != spec.splitAxes.size()) {
+      error(spec.placementLoc)
+          << "@sharded names " << spec.splitAxes.size() << " axis(es) but "
+          << spec.splitOver.size() << " mesh axis(es) in over=";
+      return {};
+    }
+    for (const std::string &name : spec.splitOver) {
+      if (!mesh.getAxisSize(name)) {
+        error(spec.placementLoc) << "unknown mesh axis '" << name
+                                 << "'; the mesh's axes are "
+                                 << mesh.getAxisList();
+        return {};
+      }
+      over.push_back(builder.getStringAttr(name));
+    }
+  }
+  if (failed(PlacementAttr::verify([&] { return error(spec.placementLoc); },
+                                   PlacementKind::mesh, spec.splitAxes, over,
+                                   {})))
+    return {};
+  return PlacementAttr::getMesh(&context, spec.splitAxes, over);
+}
+
 KinaTensorType MLIRGen::convertType(const TypeSpec &spec) {
   Type element = getElementType(&context, spec.elementType);
+  PlacementAttr placement = convertPlacement(spec);
+  if (!placement)
+    return {};
   auto type = KinaTensorType::getChecked(
       [&] { return error(spec.loc); }, &context, ArrayRef<int64_t>(spec.dims),
-      element,
-      PlacementAttr::get(&context, Placement::host));
+      element, placement);
+  if (type && failed(verifyPlacement(type, mesh, [&] {
+        return error(spec.placementLoc);
+      })))
+    return {};
   return type;
+}
+
+/// `kina.mesh @mesh [...]` from `@mesh([...], axes=[...])`.
+void MLIRGen::genMesh(const ::kina::MeshDecl &decl) {
+  SmallVector<StringRef> names(decl.axes.begin(), decl.axes.end());
+  if (!decl.hasAxes) {
+    if (decl.shape.size() > 1) {
+      error(decl.loc) << "a mesh of " << decl.shape.size()
+                      << " axes names them: @mesh(" << formatShape(decl.shape)
+                      << ", axes=[...])";
+      return;
+    }
+    names.assign(decl.shape.size(), kDefaultMeshAxis);
+  }
+  if (failed(MeshOp::verifyAxes(decl.shape, names,
+                                [&] { return error(decl.loc); })))
+    return;
+  builder.setInsertionPointToStart(module.getBody());
+  mesh = MeshOp::create(builder, loc(decl.loc), builder.getStringAttr("mesh"),
+                        builder.getDenseI64ArrayAttr(decl.shape),
+                        builder.getStrArrayAttr(names));
+}
+
+/// `value` with `placement`: the value itself when it already has it, or
+/// is an op result whose placement is still open (`@auto`); otherwise a
+/// `kina.reshard`.
+Value MLIRGen::placeAs(Value value, PlacementAttr placement, SourceLoc where) {
+  auto type = cast<KinaTensorType>(value.getType());
+  if (type.getPlacement() == placement)
+    return value;
+  auto placed = KinaTensorType::get(&context, type.getShape(),
+                                    type.getElementType(), placement);
+  if (type.getPlacement().isAuto() && placement.isOnMesh() &&
+      isa<OpResult>(value)) {
+    value.setType(placed);
+    return value;
+  }
+  return ReshardOp::create(builder, loc(where), placed, value);
 }
 
 OwningOpRef<ModuleOp> MLIRGen::run(const Program &program) {
@@ -121,6 +223,9 @@ OwningOpRef<ModuleOp> MLIRGen::run(const Program &program) {
   OwningOpRef<ModuleOp> owned =
       ModuleOp::create(loc(SourceLoc{1, 1}));
   module = *owned;
+  meshDeclared = program.mesh.has_value();
+  if (program.mesh)
+    genMesh(*program.mesh);
   for (const std::string &name : program.brokenFunctions)
     brokenFunctions.insert(name);
   for (const Function &fn : program.functions)
@@ -195,6 +300,12 @@ void MLIRGen::genFunction(const Function &fn) {
   boundAt.clear();
   nextPlaceholder = fn.params.size();
   returned = false;
+  FunctionType signature = info.op.getFunctionType();
+  meshBody = llvm::any_of(
+      llvm::concat<const Type>(signature.getInputs(), signature.getResults()),
+      [](Type type) {
+        return cast<KinaTensorType>(type).getPlacement().isOnMesh();
+      });
   Block *entry = info.op.addEntryBlock();
   builder.setInsertionPointToStart(entry);
   for (auto [i, param] : llvm::enumerate(fn.params)) {
@@ -222,13 +333,18 @@ void MLIRGen::genStatement(const Statement &stmt, FunctionInfo &info) {
     Value value = genExpr(*stmt.value);
     if (!value)
       return;
-    Type expected = info.op.getFunctionType().getResult(0);
-    if (value.getType() != expected) {
+    auto expected =
+        cast<KinaTensorType>(info.op.getFunctionType().getResult(0));
+    auto type = cast<KinaTensorType>(value.getType());
+    if (type.getShape() != expected.getShape() ||
+        type.getElementType() != expected.getElementType()) {
       error(stmt.value->loc)
           << "return value has type " << formatType(value.getType())
           << " but '" << current->name << "' returns " << formatType(expected);
       return;
     }
+    // The caller receives the declared placement.
+    value = placeAs(value, expected.getPlacement(), stmt.value->loc);
     func::ReturnOp::create(builder, loc(stmt.loc), value);
     return;
   }
@@ -275,8 +391,13 @@ Value MLIRGen::checkAscription(const Statement &stmt, Value value) {
   KinaTensorType ascribed = convertType(*stmt.ascription);
   if (!ascribed) // reported by convertType
     return nullptr;
-  if (type == ascribed)
-    return value;
+  PlacementAttr want = ascribed.getPlacement(), have = type.getPlacement();
+  if (type.getShape() == ascribed.getShape() &&
+      type.getElementType() == ascribed.getElementType() &&
+      (want == have || (want.isOnMesh() && have.isOnMesh())))
+    // A mesh placement ascribed to a mesh value constrains it; the values
+    // stay the same.
+    return placeAs(value, want, stmt.ascription->loc);
   error(stmt.ascription->loc)
       << "'" << stmt.name << "' has type " << formatType(type)
       << " but is ascribed type " << formatType(ascribed);
@@ -306,7 +427,8 @@ Value MLIRGen::genExpr(const Expr &expr) {
     }
     auto type = KinaTensorType::get(
         &context, {}, builder.getF32Type(),
-        PlacementAttr::get(&context, Placement::host));
+        meshBody ? PlacementAttr::getReplicated(&context)
+                 : PlacementAttr::getHost(&context));
     return ConstantOp::create(builder, loc(expr.loc), type,
                               builder.getF32FloatAttr(value));
   }
@@ -436,7 +558,7 @@ Value MLIRGen::createOp(const SurfaceOp &op, SourceLoc where,
     return nullptr;
   FailureOr<Type> type = rule->inferResultType(
       TypeRange(operands), builder.getDictionaryAttr(attrs),
-      [&] { return error(where) << opDisplayName(op) << ": "; });
+      mesh, [&] { return error(where) << opDisplayName(op) << ": "; });
   if (failed(type))
     return nullptr;
   OperationState state(loc(where), op.opName);
@@ -476,8 +598,15 @@ Value MLIRGen::genCall(const Expr &expr) {
     return nullptr;
   }
   for (auto [i, arg] : llvm::enumerate(args)) {
-    if (arg.getType() == type.getInput(i))
+    auto given = cast<KinaTensorType>(arg.getType());
+    auto param = cast<KinaTensorType>(type.getInput(i));
+    if (given.getShape() == param.getShape() &&
+        given.getElementType() == param.getElementType()) {
+      // Placements never make a call ill-typed: the argument is
+      // distributed or resharded as the parameter says.
+      arg = placeAs(arg, param.getPlacement(), expr.operands[i]->loc);
       continue;
+    }
     error(expr.operands[i]->loc)
         << "argument " << i + 1 << " of '" << expr.name << "' has type "
         << formatType(arg.getType()) << " but parameter '"

@@ -85,7 +85,11 @@ private:
 
   // Grammar.
   bool parseFunction(Program &program);
+  bool parseMesh(Program &program);
   bool parseType(TypeSpec &type);
+  bool parsePlacement(TypeSpec &type);
+  bool parseIntegerOrList(std::vector<int64_t> &values);
+  bool parseNameOrList(std::vector<std::string> &names);
   bool parseDims(std::vector<int64_t> &dims);
   bool parseInteger(int64_t &value);
   bool parseStatement(Function &fn);
@@ -150,11 +154,12 @@ void Parser::skipStatement() {
 }
 
 void Parser::skipFunction() {
-  // Resume at the next `fn` or `@main` that starts a line.
+  // Resume at the next `fn`, `@main` or `@mesh` that starts a line.
   while (!tok().is(TokenKind::Eof)) {
     if (tok().is(TokenKind::Newline) &&
         (peekTok().isIdentifier("fn") ||
-         (peekTok().is(TokenKind::AtWord) && peekTok().text == "@main"))) {
+         (peekTok().is(TokenKind::AtWord) &&
+          (peekTok().text == "@main" || peekTok().text == "@mesh")))) {
       consume();
       return;
     }
@@ -177,6 +182,13 @@ Program Parser::parseProgram() {
     skipNewlines();
     if (tok().is(TokenKind::Eof))
       return program;
+    if (tok().is(TokenKind::AtWord) && tok().text == "@mesh") {
+      if (!parseMesh(program)) {
+        program.complete = false;
+        skipStatement();
+      }
+      continue;
+    }
     if (!parseFunction(program))
       skipFunction();
   }
@@ -235,11 +247,111 @@ bool Parser::parseType(TypeSpec &type) {
   if (!expect(TokenKind::Comma, "','") || !parseDims(type.dims) ||
       !expect(TokenKind::Comma, "','"))
     return false;
-  if (!tok().is(TokenKind::AtWord) || tok().text != "@host")
-    return expected("a placement (@host)");
-  type.placement = tok().text.substr(1);
-  consume();
+  if (!parsePlacement(type))
+    return false;
   return expectClose(TokenKind::RBracket, "]", open);
+}
+
+bool Parser::parseIntegerOrList(std::vector<int64_t> &values) {
+  if (tok().is(TokenKind::LBracket))
+    return parseDims(values);
+  int64_t value;
+  if (!parseInteger(value))
+    return false;
+  values.push_back(value);
+  return true;
+}
+
+bool Parser::parseNameOrList(std::vector<std::string> &names) {
+  auto name = [&] {
+    if (!tok().is(TokenKind::Identifier))
+      return expected("a mesh axis name");
+    names.push_back(tok().text);
+    consume();
+    return true;
+  };
+  if (!tok().is(TokenKind::LBracket))
+    return name();
+  SourceLoc open = tok().loc;
+  consume();
+  do {
+    if (!name())
+      return false;
+  } while (consumeIf(TokenKind::Comma));
+  return expectClose(TokenKind::RBracket, "]", open);
+}
+
+/// `@host`, `@replicated`, `@sharded(axis=A, over=M)` with A and M single
+/// or lists; what they mean is MLIRGen's (and the dialect's) to check.
+bool Parser::parsePlacement(TypeSpec &type) {
+  type.placementLoc = tok().loc;
+  if (!tok().is(TokenKind::AtWord) ||
+      (tok().text != "@host" && tok().text != "@replicated" &&
+       tok().text != "@sharded"))
+    return expected("a placement (@host, @replicated or @sharded(...))");
+  std::string word = tok().text;
+  consume();
+  if (word == "@host")
+    return true;
+  if (word == "@replicated") {
+    type.placement = TypeSpec::Placement::Replicated;
+    return true;
+  }
+  type.placement = TypeSpec::Placement::Sharded;
+  SourceLoc open = tok().loc;
+  if (!expect(TokenKind::LParen, "'(' after @sharded"))
+    return false;
+  if (!tok().isIdentifier("axis") || !peekTok().is(TokenKind::Equal))
+    return expected("'axis=' in @sharded(...)");
+  consume();
+  consume();
+  if (!parseIntegerOrList(type.splitAxes))
+    return false;
+  if (consumeIf(TokenKind::Comma)) {
+    if (!tok().isIdentifier("over") || !peekTok().is(TokenKind::Equal))
+      return expected("'over=' in @sharded(...)");
+    consume();
+    consume();
+    if (!parseNameOrList(type.splitOver))
+      return false;
+  }
+  return expectClose(TokenKind::RParen, ")", open);
+}
+
+/// `@mesh([2, 2], axes=[heads, vocab])` on its own line, before the first
+/// function; at most one.
+bool Parser::parseMesh(Program &program) {
+  SourceLoc loc = tok().loc;
+  consume();
+  if (!program.functions.empty() || !program.brokenFunctions.empty())
+    return error(loc, "@mesh must come before the first function");
+  if (program.mesh)
+    return error(loc, "a program declares one mesh; the first is at line " +
+                          std::to_string(program.mesh->loc.line) + ":" +
+                          std::to_string(program.mesh->loc.col));
+  MeshDecl mesh;
+  mesh.loc = loc;
+  SourceLoc open = tok().loc;
+  if (!expect(TokenKind::LParen, "'(' after @mesh") ||
+      !parseDims(mesh.shape))
+    return false;
+  if (consumeIf(TokenKind::Comma)) {
+    if (!tok().isIdentifier("axes") || !peekTok().is(TokenKind::Equal))
+      return expected("'axes=[...]' in @mesh(...)");
+    consume();
+    consume();
+    if (!tok().is(TokenKind::LBracket))
+      return expected("a list of mesh axis names '[...]'");
+    mesh.hasAxes = true;
+    if (!parseNameOrList(mesh.axes))
+      return false;
+  }
+  if (!expectClose(TokenKind::RParen, ")", open))
+    return false;
+  if (!tok().is(TokenKind::Newline) && !tok().is(TokenKind::Eof))
+    return expected("the end of the line after @mesh(...)");
+  program.mesh = std::move(mesh);
+  return true;
 }
 
 bool Parser::parseFunction(Program &program) {

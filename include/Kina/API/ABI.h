@@ -26,6 +26,9 @@ enum kina_status {
    every index into it) fits in a signed 64-bit integer. */
 #define KINA_MAX_ELEMENTS_LOG2 60
 
+/* The most devices a mesh may have. */
+#define KINA_MAX_MESH_DEVICES 64
+
 /* The most threads one call may use: the pool's fixed worker table. */
 #define KINA_MAX_THREADS 256
 

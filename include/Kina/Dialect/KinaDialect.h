@@ -11,6 +11,7 @@
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -24,6 +25,14 @@
 #define GET_ATTRDEF_CLASSES
 #include "Kina/Dialect/KinaAttrs.h.inc"
 
+namespace mlir::kina {
+/// The name of the one axis of a mesh declared without names (`@mesh([4])`).
+inline constexpr llvm::StringLiteral kDefaultMeshAxis = "x";
+/// A placement as source and IR write it (`@sharded(axis=1)`), and back.
+void printPlacement(llvm::raw_ostream &os, PlacementAttr placement);
+FailureOr<PlacementAttr> parsePlacement(AsmParser &parser);
+} // namespace mlir::kina
+
 #define GET_TYPEDEF_CLASSES
 #include "Kina/Dialect/KinaOpsTypes.h.inc"
 
@@ -31,8 +40,18 @@ namespace mlir::kina {
 /// Starts a diagnostic; the shape rules append their message to it.
 using EmitErrorFn = llvm::function_ref<InFlightDiagnostic()>;
 
-/// Checks an op's result type against its shape rule (the ops' verifier).
+/// Checks an op's result type against its shape rule, and the placements
+/// of its operands and result against the module's mesh (the ops'
+/// verifier).
 LogicalResult verifyInferredResultType(Operation *op);
+
+class MeshOp;
+
+/// Ops whose result placement is their own to choose (a constant, a
+/// reshard), not derived from their operands'.
+template <typename ConcreteType>
+class ResultPlacementIsFree
+    : public OpTrait::TraitBase<ConcreteType, ResultPlacementIsFree> {};
 
 using ::kina::formatShape;
 
@@ -52,6 +71,12 @@ namespace mlir::kina {
 /// the shape rules read.
 DictionaryAttr getInherentAttrs(Operation *op);
 
+/// Checks `type`'s placement against `mesh` (null when the module has
+/// none): a mesh placement needs a mesh, names its axes, and each split
+/// dim divides by its axis size.
+LogicalResult verifyPlacement(KinaTensorType type, MeshOp mesh,
+                              EmitErrorFn emitError);
+
 /// Creates `OpTy` with the result type its shape rule infers. `args` are
 /// those of OpTy's ODS builder after the result type:
 ///   createInferred<SliceOp>(b, loc, input, axis, start, stop)
@@ -67,7 +92,8 @@ OpTy createInferred(OpBuilder &b, Location loc, Args &&...args) {
         b.getContext(),
         *state.getRawProperties().as<typename OpTy::Properties *>()));
   FailureOr<Type> type = OpTy::inferResultType(
-      TypeRange(state.operands), inherent, [&] {
+      TypeRange(state.operands), inherent,
+      MeshOp::lookup(b.getInsertionBlock()->getParentOp()), [&] {
         return emitError(loc) << "internal error: building "
                               << OpTy::getOperationName() << ": ";
       });

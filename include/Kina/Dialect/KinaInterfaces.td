@@ -14,8 +14,9 @@ include "mlir/IR/OpBase.td"
 def Kina_InferResultTypeOpInterface : OpInterface<"InferResultTypeOpInterface"> {
   let cppNamespace = "::mlir::kina";
   let description = [{
-    Computes an op's result type from its operand types and its inherent
-    attributes, or reports why the op is ill-typed through `emitError`.
+    Computes an op's result type from its operand types, its inherent
+    attributes and the module's mesh (null when there is none), or reports
+    why the op is ill-typed through `emitError`.
   }];
   let methods = [
     StaticInterfaceMethod<
@@ -23,6 +24,7 @@ def Kina_InferResultTypeOpInterface : OpInterface<"InferResultTypeOpInterface"> 
       "::mlir::FailureOr<::mlir::Type>", "inferResultType",
       (ins "::mlir::TypeRange":$operandTypes,
            "::mlir::DictionaryAttr":$attributes,
+           "::mlir::Operation *":$mesh,
            "::mlir::kina::EmitErrorFn":$emitError)>,
     StaticInterfaceMethod<[{
         The shape a `broadcast` operand takes when it is written without

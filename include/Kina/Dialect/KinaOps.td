@@ -6,6 +6,7 @@ include "Kina/Dialect/KinaDialect.td"
 include "Kina/Dialect/KinaTypes.td"
 include "Kina/Dialect/KinaInterfaces.td"
 include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 // Every kina op is pure, has one result and infers it with its shape rule
@@ -24,15 +25,61 @@ class Kina_Op<string mnemonic, list<Trait> traits = [],
   }];
 }
 
+// The result's placement is the op's to choose, not its operands'.
+def Kina_ResultPlacementIsFree : NativeOpTrait<"ResultPlacementIsFree"> {
+  let cppNamespace = "::mlir::kina";
+}
+
+//===----------------------------------------------------------------------===//
+// The mesh
+//===----------------------------------------------------------------------===//
+
+def Kina_MeshOp : Op<Kina_Dialect, "mesh",
+                     [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "the devices a program runs on";
+  let description = [{
+    A module declares at most one mesh, named `@mesh`: a grid of devices
+    with one named axis per dimension, numbered row-major. Mesh placements
+    (`@replicated`, `@sharded(...)`) refer to its axes by name, and their
+    split dims must divide by the axis sizes. A mesh has 1 to 64 devices.
+    `@mesh([4])` in source declares one axis named `x`.
+
+    ```mlir
+    kina.mesh @mesh [heads = 2, vocab = 2]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$shape,
+                       StrArrayAttr:$axes);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The size of mesh axis `name`, if the mesh has it.
+    std::optional<int64_t> getAxisSize(::llvm::StringRef name);
+    int64_t getNumDevices();
+    /// `heads, vocab`, for diagnostics.
+    std::string getAxisList();
+    /// The mesh of the module around `from`, or null.
+    static MeshOp lookup(::mlir::Operation *from);
+    /// The rules of a mesh's shape and axis names, for the verifier and
+    /// the frontend alike.
+    static ::llvm::LogicalResult
+    verifyAxes(::llvm::ArrayRef<int64_t> shape,
+               ::llvm::ArrayRef<::llvm::StringRef> names,
+               ::mlir::kina::EmitErrorFn emitError);
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
 
-def Kina_ConstantOp : Kina_Op<"constant", [ConstantLike]> {
+def Kina_ConstantOp : Kina_Op<"constant", [ConstantLike,
+                                           Kina_ResultPlacementIsFree]> {
   let summary = "rank-0 f32 constant";
   let description = [{
     A floating-point literal of the source. Combine it with a tensor through
-    `kina.broadcast`.
+    `kina.broadcast`. Its placement is `@host`, or `@replicated` inside a
+    mesh-placed function.
 
     ```mlir
     %half = kina.constant 5.000000e-01 : !kina.tensor<f32, @host>
@@ -236,6 +283,142 @@ def Kina_NegOp : Kina_Op<"neg"> {
   let arguments = (ins Kina_Tensor:$input);
   let results = (outs Kina_Tensor:$result);
   let hasCustomAssemblyFormat = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Placement changes and collectives
+//===----------------------------------------------------------------------===//
+
+def Kina_ReshardOp : Kina_Op<"reshard", [Kina_ResultPlacementIsFree]> {
+  let summary = "the same global tensor, placed otherwise";
+  let description = [{
+    Converts between placements of one global tensor: `@host` to a mesh
+    placement (a distribution), one mesh placement to another, or a mesh
+    placement to `@host`. The frontend puts one where a call or a return
+    needs another placement than the value has; propagation and
+    partitioning realize it with collectives.
+
+    ```mlir
+    %w = kina.reshard %lm_head
+        : !kina.tensor<4x8xf32, @host> -> !kina.tensor<4x8xf32, @sharded(axis=1)>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$input);
+  let results = (outs Kina_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+// Every collective names the mesh axis `over` whose devices take part: the
+// devices that differ only in their coordinate on it. In the global view
+// (mesh placements, global shapes) a collective changes only the
+// placement; in the per-device view (`@local`, local shapes) it changes
+// the shape by the axis size.
+class Kina_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Kina_Op<mnemonic, traits> {
+  let results = (outs Kina_Tensor:$result);
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Kina_AllGatherOp : Kina_CollectiveOp<"all_gather"> {
+  let summary = "every device gets the whole of an axis cut over the mesh";
+  let description = [{
+    The blocks of `axis`, cut over mesh axis `over`, are concatenated in
+    device order on every device. Global view: `@sharded(axis=A, over=M)`
+    to the same placement without that split. Per-device view: `axis`
+    grows by the size of `over`.
+
+    ```mlir
+    %l = kina.all_gather %z [axis = 2, over = "x"]
+        : !kina.tensor<1x4x8xf32, @sharded(axis=2)> -> !kina.tensor<1x4x8xf32, @replicated>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$input, I64Attr:$axis, StrAttr:$over);
+  let assemblyFormat = [{
+    $input `[` `axis` `=` $axis `,` `over` `=` $over `]` attr-dict `:`
+    type($input) `->` type($result)
+  }];
+}
+
+def Kina_AllSliceOp : Kina_CollectiveOp<"all_slice"> {
+  let summary = "each device keeps its block of an axis (no communication)";
+  let description = [{
+    The inverse of `all_gather`: each device keeps block `i` of `axis`,
+    `i` its coordinate on mesh axis `over`. Global view: adds the split
+    `axis` over `over`. Per-device view: `axis` shrinks by the size of
+    `over`, which must divide it.
+
+    ```mlir
+    %w0 = kina.all_slice %w [axis = 1, over = "x"]
+        : !kina.tensor<4x8xf32, @replicated> -> !kina.tensor<4x8xf32, @sharded(axis=1)>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$input, I64Attr:$axis, StrAttr:$over);
+  let assemblyFormat = [{
+    $input `[` `axis` `=` $axis `,` `over` `=` $over `]` attr-dict `:`
+    type($input) `->` type($result)
+  }];
+}
+
+def Kina_AllReduceOp : Kina_CollectiveOp<"all_reduce"> {
+  let summary = "every device gets the sum (or max) of the devices' values";
+  let description = [{
+    Combines the values of the devices along mesh axis `over` elementwise;
+    every device gets identical bits. Global view: `sum` of a value partial
+    over `over` to the same placement without it. Per-device view: the
+    same shape; `max` exists here only (a softmax over a split axis).
+
+    ```mlir
+    %r = kina.all_reduce %p [kind = sum, over = "x"]
+        : !kina.tensor<1x4x4xf32, @partial> -> !kina.tensor<1x4x4xf32, @replicated>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$input, Kina_ReductionKindAttr:$kind,
+                       StrAttr:$over);
+  let assemblyFormat = [{
+    $input `[` `kind` `=` $kind `,` `over` `=` $over `]` attr-dict `:`
+    type($input) `->` type($result)
+  }];
+}
+
+def Kina_ReduceScatterOp : Kina_CollectiveOp<"reduce_scatter"> {
+  let summary = "sum over the mesh axis, each device keeping its block";
+  let description = [{
+    An `all_reduce` (sum) whose result each device keeps only block `i`
+    of, on `axis`. Global view: partial over `over` to split `axis` over
+    `over`. Per-device view: `axis` shrinks by the size of `over`.
+
+    ```mlir
+    %s = kina.reduce_scatter %p [axis = 2, over = "x"]
+        : !kina.tensor<1x4x4xf32, @partial> -> !kina.tensor<1x4x4xf32, @sharded(axis=2)>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$input, I64Attr:$axis, StrAttr:$over);
+  let assemblyFormat = [{
+    $input `[` `axis` `=` $axis `,` `over` `=` $over `]` attr-dict `:`
+    type($input) `->` type($result)
+  }];
+}
+
+def Kina_AllToAllOp : Kina_CollectiveOp<"all_to_all"> {
+  let summary = "moves the split of a tensor from one axis to another";
+  let description = [{
+    Global view: `@sharded(axis=from, over=M)` to `@sharded(axis=to,
+    over=M)`. Per-device view: `from` grows and `to` shrinks by the size
+    of `over`.
+
+    ```mlir
+    %t = kina.all_to_all %x [from = 1, to = 2, over = "x"]
+        : !kina.tensor<1x4x8xf32, @sharded(axis=1)> -> !kina.tensor<1x4x8xf32, @sharded(axis=2)>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$input, I64Attr:$from, I64Attr:$to,
+                       StrAttr:$over);
+  let assemblyFormat = [{
+    $input `[` `from` `=` $from `,` `to` `=` $to `,` `over` `=` $over `]`
+    attr-dict `:` type($input) `->` type($result)
+  }];
 }
 
 #endif // KINA_DIALECT_KINAOPS_TD

@@ -31,12 +31,26 @@ struct FrontendDiagnostic {
 };
 using DiagnosticList = std::vector<FrontendDiagnostic>;
 
-/// `Tensor[F32, [1, 4, 4], @host]`.
+/// `Tensor[F32, [1, 4, 4], @host]`, `Tensor[F32, [4, 8], @sharded(axis=1)]`.
 struct TypeSpec {
+  enum class Placement { Host, Replicated, Sharded };
   SourceLoc loc;
   DType elementType = DType::F32;
   std::vector<int64_t> dims;
-  std::string placement; // "host"
+  Placement placement = Placement::Host;
+  SourceLoc placementLoc;
+  /// @sharded: the tensor axes, and the mesh axes as written (empty when
+  /// `over` is left out).
+  std::vector<int64_t> splitAxes;
+  std::vector<std::string> splitOver;
+};
+
+/// `@mesh([2, 2], axes=[heads, vocab])`.
+struct MeshDecl {
+  SourceLoc loc;
+  std::vector<int64_t> shape;
+  std::vector<std::string> axes; // as written; empty without `axes=`
+  bool hasAxes = false;
 };
 
 /// An attribute value as written: `1`, `-2` or `[1, 4]`.
@@ -102,6 +116,7 @@ struct Function {
 };
 
 struct Program {
+  std::optional<MeshDecl> mesh;
   std::vector<Function> functions;
   /// Functions whose header did not parse: calls to them are not reported
   /// again as calls of unknown functions.

@@ -14,7 +14,7 @@ enum class TokenKind {
   Identifier,
   Integer,
   Float,
-  AtWord, // @main, @host
+  AtWord, // @main, @host, @mesh, @replicated, @sharded
   LParen,
   RParen,
   LBracket,

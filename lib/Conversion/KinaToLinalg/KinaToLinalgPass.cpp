@@ -44,12 +44,49 @@ static void dropKinaAttributes(func::FuncOp fn) {
   }
 }
 
+/// The lowering is of programs on one device: fails at the first value
+/// placed on a mesh, or else at the mesh, when there is one.
+static LogicalResult checkHostOnly(ModuleOp module) {
+  auto onMesh = [](Type type) {
+    auto tensor = dyn_cast<KinaTensorType>(type);
+    return tensor && !tensor.getPlacement().isHost();
+  };
+  Operation *where = nullptr;
+  std::string what;
+  module.walk([&](Operation *op) {
+    SmallVector<Type> types(op->getResultTypes());
+    for (Region &region : op->getRegions())
+      llvm::append_range(types, region.getArgumentTypes());
+    auto placed = llvm::find_if(types, onMesh);
+    if (placed == types.end())
+      return WalkResult::advance();
+    where = op;
+    what = "this value is placed " +
+           cast<KinaTensorType>(*placed).getPlacement().str();
+    return WalkResult::interrupt();
+  });
+  if (!where) {
+    auto meshes = module.getOps<MeshOp>();
+    if (meshes.empty())
+      return success();
+    where = *meshes.begin();
+    what = "this program declares a mesh";
+  }
+  return where->emitError("--kina-to-linalg lowers programs on one device "
+                          "(@host); ")
+         << what
+         << ", and partitioning a mesh-placed program into host code is not "
+            "implemented yet";
+}
+
 namespace {
 struct ConvertKinaToLinalgPass
     : mlir::kina::impl::ConvertKinaToLinalgPassBase<ConvertKinaToLinalgPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
+    if (failed(checkHostOnly(module)))
+      return signalPassFailure();
     {
       RewritePatternSet prepare(context);
       populateKinaPrepareForLinalgPatterns(prepare);

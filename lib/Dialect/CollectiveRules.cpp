@@ -1,0 +1,218 @@
+//===- CollectiveRules.cpp - Typing of reshard and the collectives --------===//
+//
+// A collective changes only the placement of a global (mesh-placed)
+// tensor, or, in the per-device view (`@local`), the shape of the local
+// block by the size of its mesh axis. Each rule states both.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuleContext.h"
+
+#include "Kina/Dialect/KinaDialect.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+using mlir::kina::detail::RuleContext;
+
+FailureOr<Type> ReshardOp::inferResultType(TypeRange operandTypes,
+                                           DictionaryAttr attributes,
+                                           Operation *mesh, EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto operands = rule.tensors(1);
+  if (failed(operands))
+    return failure();
+  // The result's placement is free (ResultPlacementIsFree).
+  return rule.shaped((*operands)[0], (*operands)[0].getShape());
+}
+
+namespace {
+/// What every collective rule reads first: the one operand, its mesh axis
+/// and that axis's size, and which view the op is in.
+struct Collective {
+  KinaTensorType input;
+  StringAttr over;
+  int64_t size;
+  bool local;       // the per-device view
+  int64_t axis = 0; // the `axis` attribute, for the ops that have one
+
+  /// Reads the operand, `over` and, when `withAxis`, a checked `axis`.
+  static FailureOr<Collective> read(RuleContext &rule, StringRef opName,
+                                    bool withAxis = true) {
+    auto operands = rule.tensors(1);
+    auto over = rule.stringAttr("over");
+    if (failed(operands) || failed(over))
+      return failure();
+    int64_t axis = 0;
+    if (withAxis) {
+      auto value = rule.intAttr("axis");
+      if (failed(value) ||
+          failed(rule.checkAxis(*value, (*operands)[0], "operand")))
+        return failure();
+      axis = *value;
+    }
+    auto size = rule.meshAxisSize(over->getValue());
+    if (failed(size))
+      return failure();
+    KinaTensorType input = (*operands)[0];
+    PlacementAttr placement = input.getPlacement();
+    if (!placement.isMesh() && !placement.isLocal())
+      return rule.error() << opName
+                          << " needs a mesh-placed (decided) or per-device "
+                             "(@local) operand, got "
+                          << placement.str();
+    return Collective{input, *over, *size, placement.isLocal(), axis};
+  }
+
+  PlacementAttr placement() const { return input.getPlacement(); }
+  SmallVector<int64_t> shape() const {
+    return SmallVector<int64_t>(input.getShape());
+  }
+  /// `shape[axis] / size`, or an error.
+  FailureOr<int64_t> divided(RuleContext &rule, int64_t axis) const {
+    int64_t dim = input.getDimSize(axis);
+    if (dim % size != 0)
+      return rule.error() << "axis " << axis << " of size " << dim
+                          << " does not divide by mesh axis '"
+                          << over.getValue() << "' of size " << size;
+    return dim / size;
+  }
+  /// The shape with `axis` cut into blocks of the mesh axis, or an error.
+  FailureOr<SmallVector<int64_t>> cut(RuleContext &rule) const {
+    auto block = divided(rule, axis);
+    if (failed(block))
+      return failure();
+    SmallVector<int64_t> cutShape = shape();
+    cutShape[axis] = *block;
+    return cutShape;
+  }
+  InFlightDiagnostic notSplit(RuleContext &rule, int64_t axis) const {
+    return rule.error() << "needs axis " << axis << " split over '"
+                        << over.getValue() << "', but the operand is "
+                        << placement().str();
+  }
+  InFlightDiagnostic notPartial(RuleContext &rule) const {
+    return rule.error() << "needs an operand partial over '" << over.getValue()
+                        << "', but it is " << placement().str();
+  }
+  /// The mesh axis must not already cut `axis`, nor another axis.
+  LogicalResult checkFree(RuleContext &rule, int64_t axis) const {
+    if (placement().getSplitOf(axis) || placement().getAxisSplitBy(over) ||
+        placement().isPartialOver(over))
+      return rule.error() << "cannot cut axis " << axis << " over '"
+                          << over.getValue() << "': the operand is "
+                          << placement().str();
+    return success();
+  }
+};
+} // namespace
+
+FailureOr<Type> AllGatherOp::inferResultType(TypeRange operandTypes,
+                                             DictionaryAttr attributes,
+                                             Operation *mesh,
+                                             EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto c = Collective::read(rule, "all_gather");
+  if (failed(c))
+    return failure();
+  SmallVector<int64_t> shape = c->shape();
+  if (c->local) {
+    shape[c->axis] *= c->size;
+    return rule.shaped(c->input, shape);
+  }
+  if (c->placement().getSplitOf(c->axis) != c->over)
+    return c->notSplit(rule, c->axis);
+  return rule.shaped(c->input, shape, c->placement().withoutSplit(c->axis));
+}
+
+FailureOr<Type> AllSliceOp::inferResultType(TypeRange operandTypes,
+                                            DictionaryAttr attributes,
+                                            Operation *mesh,
+                                            EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto c = Collective::read(rule, "all_slice");
+  FailureOr<SmallVector<int64_t>> cut =
+      succeeded(c) ? c->cut(rule) : FailureOr<SmallVector<int64_t>>(failure());
+  if (failed(cut))
+    return failure();
+  if (c->local)
+    return rule.shaped(c->input, *cut);
+  if (failed(c->checkFree(rule, c->axis)))
+    return failure();
+  return rule.shaped(c->input, c->shape(),
+                     c->placement().withSplit(c->axis, c->over));
+}
+
+FailureOr<Type> AllReduceOp::inferResultType(TypeRange operandTypes,
+                                             DictionaryAttr attributes,
+                                             Operation *mesh,
+                                             EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto c = Collective::read(rule, "all_reduce", /*withAxis=*/false);
+  auto kind = rule.attr<ReductionKindAttr>("kind");
+  if (failed(c) || failed(kind))
+    return failure();
+  if (c->local)
+    return rule.shaped(c->input, c->shape());
+  if (kind->getValue() != ReductionKind::sum)
+    return rule.error() << "reduces partial sums in the global view; "
+                           "'max' exists on per-device (@local) values only";
+  if (!c->placement().isPartialOver(c->over))
+    return c->notPartial(rule);
+  return rule.shaped(c->input, c->shape(),
+                     c->placement().withoutPartial(c->over));
+}
+
+FailureOr<Type> ReduceScatterOp::inferResultType(TypeRange operandTypes,
+                                                 DictionaryAttr attributes,
+                                                 Operation *mesh,
+                                                 EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto c = Collective::read(rule, "reduce_scatter");
+  FailureOr<SmallVector<int64_t>> cut =
+      succeeded(c) ? c->cut(rule) : FailureOr<SmallVector<int64_t>>(failure());
+  if (failed(cut))
+    return failure();
+  if (c->local)
+    return rule.shaped(c->input, *cut);
+  if (!c->placement().isPartialOver(c->over))
+    return c->notPartial(rule);
+  PlacementAttr whole = c->placement().withoutPartial(c->over);
+  if (whole.getSplitOf(c->axis))
+    return rule.error() << "cannot cut axis " << c->axis
+                        << ", already split: the operand is "
+                        << c->placement().str();
+  return rule.shaped(c->input, c->shape(), whole.withSplit(c->axis, c->over));
+}
+
+FailureOr<Type> AllToAllOp::inferResultType(TypeRange operandTypes,
+                                            DictionaryAttr attributes,
+                                            Operation *mesh,
+                                            EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto c = Collective::read(rule, "all_to_all", /*withAxis=*/false);
+  auto from = rule.intAttr("from");
+  auto to = rule.intAttr("to");
+  if (failed(c) || failed(from) || failed(to) ||
+      failed(rule.checkAxis(*from, c->input, "operand")) ||
+      failed(rule.checkAxis(*to, c->input, "operand")))
+    return failure();
+  if (*from == *to)
+    return rule.error() << "moves a split from axis " << *from
+                        << " to itself";
+  SmallVector<int64_t> shape = c->shape();
+  auto block = c->divided(rule, *to);
+  if (failed(block))
+    return failure();
+  if (c->local) {
+    shape[*from] *= c->size;
+    shape[*to] = *block;
+    return rule.shaped(c->input, shape);
+  }
+  if (c->placement().getSplitOf(*from) != c->over)
+    return c->notSplit(rule, *from);
+  if (c->placement().getSplitOf(*to))
+    return rule.error() << "cannot move the split to axis " << *to
+                        << ": the operand is " << c->placement().str();
+  return rule.shaped(c->input, shape,
+                     c->placement().withoutSplit(*from).withSplit(*to, c->over));
+}

@@ -1,0 +1,152 @@
+//===- RuleContext.h - Checked access for the shape rules -------*- C++ -*-===//
+#ifndef KINA_LIB_DIALECT_RULECONTEXT_H
+#define KINA_LIB_DIALECT_RULECONTEXT_H
+
+#include "Kina/Dialect/KinaDialect.h"
+
+namespace mlir::kina::detail {
+
+/// Checked access to operand types and attributes for one rule.
+class RuleContext {
+public:
+  RuleContext(TypeRange operandTypes, DictionaryAttr attributes,
+              Operation *mesh, EmitErrorFn emitError)
+      : operandTypes(operandTypes), attributes(attributes),
+        mesh(dyn_cast_or_null<MeshOp>(mesh)), emitError(emitError) {}
+
+  /// The operands as kina tensors, or an error when the count is not
+  /// `count` (when `count` is negative: at least one). Also decides the
+  /// result's placement: `@host` of host operands, `@local` of per-device
+  /// ones, `@auto` (for propagation to decide) of mesh-placed ones; one
+  /// op never mixes these.
+  FailureOr<SmallVector<KinaTensorType>> tensors(int count) {
+    if ((count >= 0 && operandTypes.size() != size_t(count)) ||
+        (count < 0 && operandTypes.empty()))
+      return error() << "expects "
+                     << (count < 0 ? "at least one"
+                                   : std::to_string(count).c_str())
+                     << " operand(s), got " << operandTypes.size();
+    SmallVector<KinaTensorType> result;
+    for (Type type : operandTypes) {
+      auto tensor = dyn_cast_or_null<KinaTensorType>(type);
+      if (!tensor)
+        return error() << "expects kina tensor operands, got " << type;
+      result.push_back(tensor);
+    }
+    for (auto [index, tensor] : llvm::enumerate(result)) {
+      PlacementAttr placement = tensor.getPlacement();
+      if (index == 0) {
+        resultPlacement = placement.isOnMesh()
+                              ? PlacementAttr::getAuto(placement.getContext())
+                              : placement;
+        continue;
+      }
+      if (placement.isOnMesh() != resultPlacement.isOnMesh() ||
+          placement.isHost() != resultPlacement.isHost())
+        return error() << "operands mix placements: operand #0 is "
+                       << result.front().getPlacement().str()
+                       << " but operand #" << index << " is "
+                       << placement.str()
+                       << " (@host and mesh placements never meet in one "
+                          "op)";
+    }
+    return result;
+  }
+
+  FailureOr<int64_t> intAttr(StringRef name) {
+    auto attr = dyn_cast_or_null<IntegerAttr>(
+        attributes ? attributes.get(name) : Attribute());
+    if (!attr)
+      return error() << "expects an integer attribute '" << name << "'";
+    return attr.getValue().getSExtValue();
+  }
+
+  FailureOr<ArrayRef<int64_t>> intArrayAttr(StringRef name) {
+    auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
+        attributes ? attributes.get(name) : Attribute());
+    if (!attr)
+      return error() << "expects an integer list attribute '" << name << "'";
+    return attr.asArrayRef();
+  }
+
+  FailureOr<StringAttr> stringAttr(StringRef name) {
+    auto attr = dyn_cast_or_null<StringAttr>(
+        attributes ? attributes.get(name) : Attribute());
+    if (!attr)
+      return error() << "expects a string attribute '" << name << "'";
+    return attr;
+  }
+
+  template <typename AttrT> FailureOr<AttrT> attr(StringRef name) {
+    auto attr = dyn_cast_or_null<AttrT>(
+        attributes ? attributes.get(name) : Attribute());
+    if (!attr)
+      return error() << "expects the attribute '" << name << "'";
+    return attr;
+  }
+
+  /// Checks `0 <= axis < rank` of the operand named `what`.
+  LogicalResult checkAxis(int64_t axis, KinaTensorType type, StringRef what) {
+    if (axis >= 0 && axis < type.getRank())
+      return success();
+    return error() << "axis " << axis << " is out of range for " << what
+                   << " of shape " << formatShape(type.getShape())
+                   << " (rank " << type.getRank() << ")";
+  }
+
+  /// Checks that two operands share their element type.
+  LogicalResult checkSameElementType(KinaTensorType a, StringRef aName,
+                                     KinaTensorType b, StringRef bName) {
+    if (a.getElementType() != b.getElementType())
+      return error() << aName << " has element type " << a.getElementType()
+                     << " but " << bName << " has " << b.getElementType();
+    return success();
+  }
+
+  /// The size of mesh axis `name`, or an error naming the mesh's axes.
+  FailureOr<int64_t> meshAxisSize(StringRef name) {
+    std::optional<int64_t> size = mesh ? mesh.getAxisSize(name) : std::nullopt;
+    if (size)
+      return *size;
+    if (!mesh)
+      return error() << "names mesh axis '" << name
+                     << "', but the module declares no mesh";
+    return error() << "names mesh axis '" << name
+                   << "', but the mesh's axes are " << mesh.getAxisList();
+  }
+
+  LogicalResult checkF32(KinaTensorType type, StringRef what) {
+    if (type.getElementType().isF32())
+      return success();
+    return error() << "expects " << what << " of element type f32, got "
+                   << type.getElementType() << " of shape "
+                   << formatShape(type.getShape());
+  }
+
+  /// A tensor type of `shape` (and `like`'s element type), placed as
+  /// decided by `tensors()` unless `placement` says otherwise, after
+  /// checking that every dim is positive and the element count is
+  /// representable.
+  FailureOr<Type> shaped(KinaTensorType like, ArrayRef<int64_t> shape,
+                         PlacementAttr placement = {}) {
+    if (!placement)
+      placement = resultPlacement ? resultPlacement : like.getPlacement();
+    if (failed(KinaTensorType::verify(emitError, shape, like.getElementType(),
+                                      placement)))
+      return failure();
+    return Type(KinaTensorType::get(like.getContext(), shape,
+                                    like.getElementType(), placement));
+  }
+
+  InFlightDiagnostic error() { return emitError(); }
+
+private:
+  TypeRange operandTypes;
+  DictionaryAttr attributes;
+  MeshOp mesh;
+  EmitErrorFn emitError;
+  PlacementAttr resultPlacement;
+};
+} // namespace mlir::kina::detail
+
+#endif // KINA_LIB_DIALECT_RULECONTEXT_H
