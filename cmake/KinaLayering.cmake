@@ -16,6 +16,7 @@ set(KINA_HEADER_OWNERS
   "Kina/Transforms/=KinaTransforms"
   "Kina/Conversion/=KinaToLinalg"
   "Kina/Pipelines/=KinaPipelines"
+  "Kina/Sharding/=KinaSharding"
   "Kina/Target/=KinaTarget"
   "Kina/InitAll.h=KinaRegistration")
 
@@ -92,7 +93,8 @@ endfunction()
 
 function(kina_check_layering)
   # The plain C++ contract and the loader: no MLIR, no compiler.
-  set(compiler MLIR MLIRKina KinaFrontendSyntax KinaFrontend KinaTransforms
+  set(compiler MLIR MLIRKina KinaFrontendSyntax KinaFrontend KinaSharding
+      KinaTransforms
       KinaToLinalg KinaPipelines KinaTarget KinaCompilerAPI KinaRegistration)
   kina_forbid_links(KinaABI FORBIDS ${compiler})
   kina_forbid_links(KinaRuntimeAPI FORBIDS ${compiler})
@@ -101,6 +103,10 @@ function(kina_check_layering)
   kina_forbid_links(KinaFrontendSyntax FORBIDS MLIR MLIRKina)
   # The dialect is below everything that compiles.
   kina_forbid_links(MLIRKina FORBIDS KinaFrontendSyntax KinaFrontend
+                    KinaTransforms KinaToLinalg KinaPipelines KinaTarget
+                    KinaSharding)
+  # Sharding works on the dialect, in the global view, above nothing else.
+  kina_forbid_links(KinaSharding FORBIDS KinaFrontendSyntax KinaFrontend
                     KinaTransforms KinaToLinalg KinaPipelines KinaTarget)
   kina_forbid_links(KinaTransforms FORBIDS KinaToLinalg KinaPipelines
                     KinaFrontend KinaTarget)
@@ -110,7 +116,7 @@ function(kina_check_layering)
   # The target turns kina IR into an object; it never parses source.
   kina_forbid_links(KinaTarget FORBIDS KinaFrontendSyntax KinaFrontend
                     KinaCompilerAPI KinaRuntimeAPI KinaRegistration)
-  foreach(library KinaABI KinaRuntimeAPI KinaCompilerAPI MLIRKina
+  foreach(library KinaABI KinaRuntimeAPI KinaCompilerAPI MLIRKina KinaSharding
           KinaFrontendSyntax KinaFrontend KinaTransforms KinaToLinalg
           KinaPipelines KinaTarget KinaRegistration)
     kina_check_includes(${library})

@@ -2,8 +2,18 @@
 """Writes the unsharded StoryLM-0 forward (docs/language.md, "StoryLM-0") at any
 width, with an @main entry, to stdout or -o FILE.
 
-    scripts/gen_storylm.py                       # the toy widths of section 5
+    scripts/gen_storylm.py                       # the toy widths (B=1 T=4 H=2 Dh=2 D=4 V=8)
     scripts/gen_storylm.py --realistic -o big.kina   # T=128 H=12 Dh=64 D=768 V=32000
+    scripts/gen_storylm.py --shard vocab         # the same forward, annotated: lm_head split
+
+With --shard, the forward's parameters carry mesh placements (the others
+@replicated) and it returns @replicated logits; @main keeps its host
+placeholders. Schemes:
+    vocab    @mesh([2]): lm_head split on the vocabulary (design section 5)
+    vocab4   @mesh([4]): the same, 4 ways
+    proj     @mesh([2]): wq, wk, wv split on their columns (design section 7)
+    row      @mesh([2]): proj, and wo split on its rows (row-parallel Wo)
+    both     @mesh([2, 2], axes=[heads, vocab]): proj over heads, vocab over vocab
 """
 
 import argparse
@@ -12,14 +22,38 @@ import sys
 REALISTIC = dict(T=128, H=12, DH=64, D=768, V=32000)
 TOY = dict(T=4, H=2, DH=2, D=4, V=8)
 
+COLUMNS = "@sharded(axis=1)"
+SCHEMES = {
+    "vocab": ("@mesh([2])", {"lm_head": COLUMNS}),
+    "vocab4": ("@mesh([4])", {"lm_head": COLUMNS}),
+    "proj": ("@mesh([2])", {"wq": COLUMNS, "wk": COLUMNS, "wv": COLUMNS}),
+    "row": ("@mesh([2])", {"wq": COLUMNS, "wk": COLUMNS, "wv": COLUMNS,
+                           "wo": "@sharded(axis=0)"}),
+    "both": ("@mesh([2, 2], axes=[heads, vocab])",
+             {"wq": "@sharded(axis=1, over=heads)",
+              "wk": "@sharded(axis=1, over=heads)",
+              "wv": "@sharded(axis=1, over=heads)",
+              "lm_head": "@sharded(axis=1, over=vocab)"}),
+}
 
-def program(T, H, DH, D, V):
+
+def program(T, H, DH, D, V, shard=None):
     HD = H * DH
-    f32 = lambda *dims: "Tensor[F32, [%s], @host]" % ", ".join(map(str, dims))
-    params = [("token_ids", "Tensor[I64, [1, %d], @host]" % T),
-              ("embed", f32(V, D)), ("wq", f32(D, HD)), ("wk", f32(D, HD)),
-              ("wv", f32(D, HD)), ("wo", f32(HD, D)), ("lm_head", f32(D, V)),
-              ("scale", f32()), ("mask", f32(T, T))]
+    tensor = lambda element, dims, placement="@host": "Tensor[%s, [%s], %s]" % (
+        element, ", ".join(map(str, dims)), placement)
+    f32 = lambda *dims: tensor("F32", dims)
+    shapes = [("token_ids", "I64", (1, T)), ("embed", "F32", (V, D)),
+              ("wq", "F32", (D, HD)), ("wk", "F32", (D, HD)),
+              ("wv", "F32", (D, HD)), ("wo", "F32", (HD, D)),
+              ("lm_head", "F32", (D, V)), ("scale", "F32", ()),
+              ("mask", "F32", (T, T))]
+    params = [(name, tensor(element, dims)) for name, element, dims in shapes]
+    mesh, placements = SCHEMES[shard] if shard else (None, {})
+    forward_params = [
+        (name, tensor(element, dims,
+                      placements.get(name, "@replicated") if shard else "@host"))
+        for name, element, dims in shapes]
+    result = tensor("F32", (1, T, V), "@replicated" if shard else "@host")
     s = lambda *dims: "[%s]" % ", ".join(map(str, dims))
     body = [
         ("x", "gather embed token_ids", s(1, T, D)),
@@ -41,11 +75,15 @@ def program(T, H, DH, D, V):
         ("residual", "x + attn @ broadcast(wo)", s(1, T, D)),
         ("logits", "residual @ broadcast(lm_head)", s(1, T, V)),
     ]
-    out = ["# StoryLM-0 forward at T=%d H=%d Dh=%d D=%d V=%d "
-           "(scripts/gen_storylm.py)" % (T, H, DH, D, V), ""]
+    out = ["# StoryLM-0 forward at T=%d H=%d Dh=%d D=%d V=%d%s "
+           "(scripts/gen_storylm.py)" % (T, H, DH, D, V,
+                                          ", sharded: " + shard if shard else ""),
+           ""]
+    if mesh:
+        out += [mesh, ""]
     out.append("fn storylm0_forward(")
-    out.append(",\n".join("    %s: %s" % p for p in params) +
-               ") -> %s {" % f32(1, T, V))
+    out.append(",\n".join("    %s: %s" % p for p in forward_params) +
+               ") -> %s {" % result)
     width = max(len(e) for _, e, _ in body)
     for name, expr, shape in body:
         out.append("  %-9s= %-*s : %s" % (name, width, expr, shape))
@@ -64,11 +102,13 @@ def main():
         parser.add_argument("--" + key.lower(), type=int, default=value)
     parser.add_argument("--realistic", action="store_true",
                         help="T=128 H=12 Dh=64 D=768 V=32000")
+    parser.add_argument("--shard", choices=sorted(SCHEMES),
+                        help="annotate the forward with mesh placements")
     parser.add_argument("-o", "--output")
     args = parser.parse_args()
     widths = REALISTIC if args.realistic else {
         k: getattr(args, k.lower()) for k in TOY}
-    text = program(**widths)
+    text = program(**widths, shard=args.shard)
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)

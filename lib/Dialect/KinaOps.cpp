@@ -49,6 +49,53 @@ static void printSameTypeOperands(OpAsmPrinter &printer, Operation *op) {
     printer.printFunctionalType(op);
 }
 
+/// `T` when the operand and the result have one type, `(T) -> U` else.
+static ParseResult parseSameOrFunctionalType(OpAsmParser &parser, Type &input,
+                                             Type &result) {
+  Type type;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseType(type))
+    return failure();
+  auto function = dyn_cast<FunctionType>(type);
+  if (!function) {
+    input = result = type;
+    return success();
+  }
+  if (function.getNumInputs() != 1 || function.getNumResults() != 1)
+    return parser.emitError(loc, "expected one operand and one result type");
+  input = function.getInput(0);
+  result = function.getResult(0);
+  return success();
+}
+
+static void printSameOrFunctionalType(OpAsmPrinter &printer, Operation *,
+                                      Type input, Type result) {
+  if (input == result)
+    printer << input;
+  else
+    printer << FunctionType::get(input.getContext(), input, result);
+}
+
+/// `sum` or `max`, bare.
+static ParseResult parseReductionKind(OpAsmParser &parser,
+                                      ReductionKindAttr &kind) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef word;
+  if (parser.parseKeyword(&word))
+    return failure();
+  std::optional<ReductionKind> value = symbolizeReductionKind(word);
+  if (!value)
+    return parser.emitError(loc) << "expected 'sum' or 'max', got '" << word
+                                 << "'";
+  kind = ReductionKindAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printReductionKind(OpAsmPrinter &printer, Operation *,
+                               ReductionKindAttr kind) {
+  printer << stringifyReductionKind(kind.getValue());
+}
+
 #define KINA_SAME_TYPE_ASSEMBLY(OP)                                            \
   ParseResult OP::parse(OpAsmParser &parser, OperationState &result) {         \
     return parseSameTypeOperands(parser, result);                              \

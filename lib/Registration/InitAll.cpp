@@ -5,6 +5,7 @@
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Frontend/MLIRGen.h"
 #include "Kina/Pipelines/Pipelines.h"
+#include "Kina/Sharding/Passes.h"
 #include "Kina/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,7 @@ void kina::registerAllDialects(mlir::DialectRegistry &registry) {
 void kina::registerAllPasses() {
   mlir::kina::registerKinaConversionPasses();
   mlir::kina::registerKinaTransformsPasses();
+  mlir::kina::registerKinaShardingPasses();
   mlir::kina::registerKinaPipelines();
 }
 

@@ -237,10 +237,12 @@ def Kina_MatmulOp : Kina_Op<"matmul", [], ["contextualBroadcastShape"]> {
   }];
 }
 
-def Kina_SoftmaxOp : Kina_Op<"softmax", [AllTypesMatch<["input", "result"]>]> {
+def Kina_SoftmaxOp : Kina_Op<"softmax"> {
   let summary = "numerically stable softmax along one axis";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`; f32, same shape.
+    One type is written when operand and result have the same
+    (`: T`), both otherwise (`: (T) -> U`, placements before propagation).
 
     ```mlir
     %p = kina.softmax %scores [axis = 3] : !kina.tensor<1x2x4x4xf32, @host>
@@ -249,7 +251,8 @@ def Kina_SoftmaxOp : Kina_Op<"softmax", [AllTypesMatch<["input", "result"]>]> {
   let arguments = (ins Kina_Tensor:$input, I64Attr:$axis);
   let results = (outs Kina_Tensor:$result);
   let assemblyFormat = [{
-    $input `[` `axis` `=` $axis `]` attr-dict `:` type($input)
+    $input `[` `axis` `=` $axis `]` attr-dict `:`
+    custom<SameOrFunctionalType>(type($input), type($result))
   }];
 }
 
@@ -377,7 +380,8 @@ def Kina_AllReduceOp : Kina_CollectiveOp<"all_reduce"> {
   let arguments = (ins Kina_Tensor:$input, Kina_ReductionKindAttr:$kind,
                        StrAttr:$over);
   let assemblyFormat = [{
-    $input `[` `kind` `=` $kind `,` `over` `=` $over `]` attr-dict `:`
+    $input `[` `kind` `=` custom<ReductionKind>($kind) `,` `over` `=` $over `]`
+    attr-dict `:`
     type($input) `->` type($result)
   }];
 }

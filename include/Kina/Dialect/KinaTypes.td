@@ -40,6 +40,10 @@ def Kina_TensorType : Kina_Type<"KinaTensor", "tensor",
                              ::mlir::Type elementType) const;
     /// The element type as the ABI names it (the verifier admits no other).
     ::kina::DType getDType() const;
+    /// The same shape and element type, placed otherwise.
+    KinaTensorType withPlacement(::mlir::kina::PlacementAttr placement) const {
+      return get(getContext(), getShape(), getElementType(), placement);
+    }
     /// The same element type and placement with another shape.
     KinaTensorType withShape(::llvm::ArrayRef<int64_t> shape) const {
       return cloneWith(shape, getElementType());

@@ -1,0 +1,27 @@
+//===- Reshard.h - Placement changes as collectives -------------*- C++ -*-===//
+#ifndef KINA_SHARDING_RESHARD_H
+#define KINA_SHARDING_RESHARD_H
+
+#include "Kina/Dialect/KinaDialect.h"
+
+namespace mlir::kina {
+
+/// The collectives that turn `value` (a decided mesh placement) into the
+/// same global tensor placed `target`, one mesh axis at a time: partial
+/// sums reduced (`all_reduce`, or `reduce_scatter` when the target splits
+/// over that axis), splits moved (`all_to_all`), gathered (`all_gather`)
+/// or cut (`all_slice`). Each op made is passed to `onCreated`. Fails
+/// (with an error at `loc`) when a step is not possible.
+FailureOr<Value> convertPlacement(OpBuilder &builder, Location loc, Value value,
+                                  PlacementAttr target,
+                                  function_ref<void(Operation *)> onCreated);
+
+/// The bytes each device sends to run `collective` with the usual ring
+/// algorithms, where L is the device's block of the operand and n the
+/// size of the mesh axis: all_gather (n-1)L, all_reduce 2(n-1)L/n,
+/// reduce_scatter and all_to_all (n-1)L/n, all_slice 0.
+int64_t bytesSentPerDevice(Operation *collective);
+
+} // namespace mlir::kina
+
+#endif // KINA_SHARDING_RESHARD_H

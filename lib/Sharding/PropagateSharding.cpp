@@ -1,0 +1,348 @@
+//===- PropagateSharding.cpp - A placement for every value ----------------===//
+//
+// Walks each function in order. Every op with a sharding rule gets its
+// result placement from its operands' (ShardingRules.h), one mesh axis at
+// a time: operands that split the same factor over an axis keep it (the
+// others are cut to match, which moves nothing); a contracting factor
+// makes the result partial; where operands conflict, the cheapest
+// operands to gather are gathered. Partial operands of non-linear ops are
+// all-reduced, blocked axes gathered. Where an annotation (an ascription,
+// a return or a call) asks for another placement than the one computed,
+// the collectives that convert it follow the op. Every collective that
+// moves data comes with a remark at the op that forced it, naming the
+// placements involved, where they came from, and the bytes each device
+// sends.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Sharding/Passes.h"
+#include "Kina/Sharding/Reshard.h"
+#include "Kina/Sharding/ShardingRules.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::kina {
+#define GEN_PASS_DEF_PROPAGATESHARDINGPASS
+#include "Kina/Sharding/Passes.h.inc"
+} // namespace mlir::kina
+
+using namespace mlir;
+using namespace mlir::kina;
+
+static PlacementAttr placementOf(Value value) {
+  return cast<KinaTensorType>(value.getType()).getPlacement();
+}
+
+static std::string locationText(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  return "an unknown location";
+}
+
+namespace {
+class Propagation {
+public:
+  explicit Propagation(MeshOp mesh) : mesh(mesh) {}
+
+  LogicalResult run(func::FuncOp fn);
+
+private:
+  LogicalResult propagate(Operation *op, const ShardingRule &rule);
+  LogicalResult lowerReshard(ReshardOp op);
+  /// `value` converted to `target` before `at`, with a remark at `at`.
+  FailureOr<Value> convert(Operation *at, Value value, PlacementAttr target,
+                           const Twine &why);
+  std::string describe(Value value) const;
+
+  MeshOp mesh;
+  /// Where each value's placement came from (an annotation), for remarks.
+  DenseMap<Value, std::string> origin;
+};
+} // namespace
+
+std::string Propagation::describe(Value value) const {
+  std::string text = placementOf(value).str();
+  auto it = origin.find(value);
+  if (it != origin.end() && !it->second.empty())
+    text += ", from " + it->second;
+  return text;
+}
+
+FailureOr<Value> Propagation::convert(Operation *at, Value value,
+                                      PlacementAttr target, const Twine &why) {
+  OpBuilder builder(at);
+  std::string before = describe(value);
+  SmallVector<Operation *> made;
+  FailureOr<Value> converted =
+      convertPlacement(builder, at->getLoc(), value, target,
+                       [&](Operation *op) { made.push_back(op); });
+  if (failed(converted))
+    return failure();
+  for (Operation *op : made) {
+    origin[op->getResult(0)] = origin.lookup(value);
+    int64_t bytes = bytesSentPerDevice(op);
+    if (bytes == 0)
+      continue; // all_slice: each device keeps its block, nothing moves
+    at->emitRemark() << "inserted " << op->getName() << " over mesh axis '"
+                     << op->getAttrOfType<StringAttr>("over").getValue()
+                     << "' of a value placed " << before << ": " << why
+                     << "; each device sends " << bytes << " bytes";
+  }
+  return converted;
+}
+
+LogicalResult Propagation::lowerReshard(ReshardOp op) {
+  PlacementAttr from = placementOf(op.getInput());
+  PlacementAttr to = placementOf(op.getResult());
+  // Distributions from and gathers to the host stay: they are the
+  // boundary of the mesh-placed computation.
+  if (!from.isMesh() || !to.isMesh())
+    return success();
+  FailureOr<Value> converted =
+      convert(op, op.getInput(), to,
+              "the annotation at " + locationText(op.getLoc()) + " asks for " +
+                  to.str());
+  if (failed(converted))
+    return failure();
+  op.getResult().replaceAllUsesWith(*converted);
+  op.erase();
+  return success();
+}
+
+LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
+  std::string opName = op->getName().getStringRef().str();
+  auto operandName = [](unsigned i) { return "operand #" + std::to_string(i); };
+  auto replaceOperand = [&](unsigned i, PlacementAttr target,
+                            const Twine &why) -> LogicalResult {
+    FailureOr<Value> converted = convert(op, op->getOperand(i), target, why);
+    if (failed(converted))
+      return failure();
+    op->setOperand(i, *converted);
+    return success();
+  };
+
+  // Partial sums stay partial only through a sum of equally placed values.
+  bool linear = isa<AddOp, SubOp>(op) &&
+                llvm::all_equal(llvm::map_range(op->getOperands(), placementOf));
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    PlacementAttr placement = placementOf(op->getOperand(i));
+    for (StringAttr axis : placement.getPartial())
+      if (!linear &&
+          failed(replaceOperand(i, placementOf(op->getOperand(i)).withoutPartial(axis),
+                                operandName(i) + " is a partial sum, and " +
+                                    opName + " needs whole values")))
+        return failure();
+  }
+  // Axes the op needs whole.
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    PlacementAttr placement = placementOf(op->getOperand(i));
+    for (int64_t dim : placement.getAxes()) {
+      int64_t factor = rule.operandDims[i][dim];
+      if (factor >= 0 && rule.factors[factor] != ShardingRule::Kind::Blocked)
+        continue;
+      if (failed(replaceOperand(
+              i, placementOf(op->getOperand(i)).withoutSplit(dim),
+              opName + " needs axis " + Twine(dim) + " of " + operandName(i) +
+                  " whole")))
+        return failure();
+    }
+  }
+
+  // A sum of values partial over the same axes is partial over them too.
+  PlacementAttr result = PlacementAttr::getReplicated(op->getContext());
+  if (linear)
+    for (StringAttr axis : placementOf(op->getOperand(0)).getPartial())
+      result = result.withPartial(axis);
+  std::string resultOrigin;
+  auto resultType = cast<KinaTensorType>(op->getResult(0).getType());
+  for (Attribute attr : mesh.getAxes()) {
+    auto axis = cast<StringAttr>(attr);
+    int64_t size = *mesh.getAxisSize(axis.getValue());
+    // Which factor each operand splits over this mesh axis.
+    SmallVector<std::pair<unsigned, int64_t>> claims;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      if (std::optional<int64_t> dim =
+              placementOf(op->getOperand(i)).getAxisSplitBy(axis))
+        claims.push_back({i, rule.operandDims[i][*dim]});
+    if (claims.empty())
+      continue;
+    // Choose what to keep, in bytes each device sends: keeping factor f
+    // gathers the operands that split another factor, all-reduces the
+    // result later if f is contracting, and moves an annotated result
+    // whose split differs; gathering every operand is the alternative.
+    // Ties keep the first operand's split.
+    auto blockBytes = [&](Value value) {
+      auto type = cast<KinaTensorType>(value.getType());
+      int64_t bytes =
+          type.getNumElements() * ::kina::dtypeInfo(type.getDType()).bytes;
+      for (StringAttr other : type.getPlacement().getOver())
+        bytes /= *mesh.getAxisSize(other.getValue());
+      return bytes;
+    };
+    std::optional<int64_t> wantedDim =
+        resultType.getPlacement().isMesh()
+            ? resultType.getPlacement().getAxisSplitBy(axis)
+            : std::nullopt;
+    constexpr int64_t kGatherAll = -2;
+    auto cost = [&](int64_t keep) {
+      int64_t bytes = 0;
+      for (auto [i, factor] : claims)
+        if (factor != keep)
+          bytes += (size - 1) * blockBytes(op->getOperand(i));
+      int64_t resultBlock = blockBytes(op->getResult(0));
+      if (keep >= 0 && rule.factors[keep] == ShardingRule::Kind::Contracting)
+        bytes += 2 * (size - 1) * resultBlock / size;
+      if (keep >= 0 && wantedDim && rule.resultDims[*wantedDim] != keep)
+        bytes += (size - 1) * resultBlock / size;
+      return bytes;
+    };
+    int64_t keep = claims.front().second;
+    for (auto [i, factor] : claims)
+      if (cost(factor) < cost(keep))
+        keep = factor;
+    if (cost(kGatherAll) < cost(keep))
+      keep = kGatherAll;
+    // The factor's result dim must divide by the axis size, and every
+    // operand that has the factor must be able to take the split.
+    std::optional<int64_t> resultDim =
+        keep >= 0 ? rule.resultDimOf(keep) : std::nullopt;
+    bool keepable = keep != kGatherAll &&
+                    (!resultDim || resultType.getDimSize(*resultDim) % size == 0);
+    for (unsigned i = 0; keepable && i < op->getNumOperands(); ++i) {
+      // Operands that split another factor over the axis are gathered
+      // first, which frees the axis for them.
+      if (llvm::any_of(claims, [&](auto claim) {
+            return claim.first == i && claim.second != keep;
+          }))
+        continue;
+      std::optional<int64_t> dim = rule.operandDimOf(i, keep);
+      PlacementAttr placement = placementOf(op->getOperand(i));
+      if (dim && placement.getSplitOf(*dim) != axis)
+        keepable = !placement.getSplitOf(*dim) &&
+                   !placement.getAxisSplitBy(axis) &&
+                   cast<KinaTensorType>(op->getOperand(i).getType())
+                               .getDimSize(*dim) %
+                           size ==
+                       0;
+    }
+    std::string kept;
+    for (auto [i, factor] : claims)
+      if (factor == keep && kept.empty())
+        kept = operandName(i) + " (" + describe(op->getOperand(i)) + ")";
+    for (auto [i, factor] : claims) {
+      if (keepable && factor == keep)
+        continue;
+      int64_t dim = *placementOf(op->getOperand(i)).getAxisSplitBy(axis);
+      std::string why =
+          keepable ? operandName(i) + " splits another axis over '" +
+                         axis.getValue().str() + "' than " + kept
+          : keep == kGatherAll
+              ? "gathering costs fewer bytes than keeping axis " +
+                    std::to_string(dim) + " of " + operandName(i) +
+                    " split (which would need an all_reduce of the result)"
+              : opName + " cannot keep axis " + std::to_string(dim) + " of " +
+                    operandName(i) + " split over '" + axis.getValue().str() +
+                    "'";
+      if (failed(replaceOperand(
+              i, placementOf(op->getOperand(i)).withoutSplit(dim), why)))
+        return failure();
+    }
+    if (!keepable)
+      continue;
+    // Cut the operands that have the factor whole: nothing moves.
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      std::optional<int64_t> dim = rule.operandDimOf(i, keep);
+      PlacementAttr placement = placementOf(op->getOperand(i));
+      if (dim && placement.getSplitOf(*dim) != axis &&
+          failed(replaceOperand(i, placement.withSplit(*dim, axis), "")))
+        return failure();
+    }
+    for (auto [i, factor] : claims)
+      if (factor == keep && resultOrigin.empty())
+        resultOrigin = origin.lookup(op->getOperand(i));
+    result = resultDim ? result.withSplit(*resultDim, axis)
+                       : result.withPartial(axis);
+  }
+
+  Value value = op->getResult(0);
+  PlacementAttr wanted = resultType.getPlacement();
+  value.setType(resultType.withPlacement(result));
+  origin[value] = resultOrigin;
+  if (wanted.isAuto() || wanted == result)
+    return success();
+  // An annotation asks for another placement: convert after the op.
+  Operation *next = op->getNextNode();
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : value.getUses())
+    uses.push_back(&use);
+  FailureOr<Value> converted =
+      convert(next, value, wanted,
+              "the annotation at " + locationText(op->getLoc()) +
+                  " asks for " + wanted.str());
+  if (failed(converted))
+    return failure();
+  for (OpOperand *use : uses)
+    use->set(*converted);
+  origin[*converted] = "the annotation at " + locationText(op->getLoc());
+  return success();
+}
+
+LogicalResult Propagation::run(func::FuncOp fn) {
+  if (fn.isExternal())
+    return success();
+  for (auto [i, arg] : llvm::enumerate(fn.getArguments())) {
+    auto name =
+        fn.getArgAttrOfType<StringAttr>(i, KinaDialect::NameAttrHelper::getNameStr());
+    origin[arg] = name ? "parameter '" + name.str() + "'"
+                       : "argument #" + std::to_string(i);
+  }
+  SmallVector<Operation *> ops;
+  fn.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops) {
+    if (auto reshard = dyn_cast<ReshardOp>(op)) {
+      if (failed(lowerReshard(reshard)))
+        return failure();
+      continue;
+    }
+    std::optional<ShardingRule> rule = getShardingRule(op);
+    if (!rule || llvm::none_of(op->getOperands(), [](Value v) {
+          return placementOf(v).isOnMesh();
+        })) {
+      // Results the frontend placed (constants, annotated values) are
+      // where annotations come from.
+      for (Value result : op->getResults())
+        if (auto type = dyn_cast<KinaTensorType>(result.getType());
+            type && type.getPlacement().isMesh() && !origin.count(result))
+          origin[result] = "the annotation at " + locationText(op->getLoc());
+      continue;
+    }
+    for (Value operand : op->getOperands())
+      if (placementOf(operand).isAuto())
+        return op->emitError("internal error: operand placement undecided");
+    auto type = cast<KinaTensorType>(op->getResult(0).getType());
+    if (!type.getPlacement().isAuto())
+      origin[op->getResult(0)] =
+          "the annotation at " + locationText(op->getLoc());
+    if (failed(propagate(op, *rule)))
+      return failure();
+  }
+  return success();
+}
+
+namespace {
+struct PropagateShardingPass
+    : mlir::kina::impl::PropagateShardingPassBase<PropagateShardingPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MeshOp mesh = MeshOp::lookup(module);
+    if (!mesh)
+      return; // nothing is placed on a mesh
+    Propagation propagation(mesh);
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (failed(propagation.run(fn)))
+        return signalPassFailure();
+  }
+};
+} // namespace
