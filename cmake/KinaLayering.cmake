@@ -113,6 +113,7 @@ function(kina_check_layering)
   kina_forbid_links(KinaToLinalg FORBIDS KinaPipelines KinaFrontend
                     KinaTarget)
   kina_forbid_links(KinaPipelines FORBIDS KinaFrontend KinaTarget)
+  kina_forbid_links(KinaSharding FORBIDS KinaPipelines)
   # The target turns kina IR into an object; it never parses source.
   kina_forbid_links(KinaTarget FORBIDS KinaFrontendSyntax KinaFrontend
                     KinaCompilerAPI KinaRuntimeAPI KinaRegistration)

@@ -10,6 +10,7 @@
 #include "Kina/Pipelines/Pipelines.h"
 
 #include "Kina/Conversion/Passes.h"
+#include "Kina/Sharding/Passes.h"
 #include "Kina/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -28,6 +29,10 @@
 using namespace mlir;
 
 void mlir::kina::buildKinaToLinalgPipeline(OpPassManager &pm) {
+  // Mesh-placed programs run as their host form (nothing happens to
+  // programs without a mesh).
+  pm.addPass(createPropagateShardingPass());
+  pm.addPass(createPartitionPass());
   pm.addPass(createConvertKinaToLinalgPass());
   pm.addPass(createCanonicalizerPass());
 }

@@ -12,7 +12,9 @@
 
 namespace mlir::kina {
 
-/// `--kina-to-linalg` and a canonicalization.
+/// For mesh-placed programs `--kina-propagate-sharding` and
+/// `--kina-partition=form=host` first; `--kina-to-linalg` and a
+/// canonicalization.
 void buildKinaToLinalgPipeline(OpPassManager &pm);
 
 /// Upstream tensors to the LLVM dialect: tiling and threads, bufferization

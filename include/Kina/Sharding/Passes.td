@@ -43,4 +43,46 @@ def PropagateShardingPass
   let dependentDialects = ["::mlir::kina::KinaDialect"];
 }
 
+def PartitionPass : Pass<"kina-partition", "::mlir::ModuleOp"> {
+  let summary = "Turn a propagated mesh-placed program into per-shard code";
+  let description = [{
+    `form=host` (the default) is the design sections' form: every shard is
+    ordinary ops on one host, all types `@host`, and every function keeps
+    its global signature. A mesh-placed value becomes the blocks its
+    devices hold; devices that differ only on mesh axes the value is
+    replicated over share one block, computed once. Each op computes block
+    by block on local shapes (attributes that name a shape, as a
+    broadcast's or a reshape's, made local); `all_gather` becomes a
+    `concat` of the blocks in device order, `all_reduce` a chain of `add`s
+    in device order, `all_slice` a `slice`, `reduce_scatter` both, and
+    `all_to_all` a `concat` then a `slice`. A parameter's blocks are
+    slices of it; a result is assembled from its blocks with `concat`s.
+    The mesh is erased. Run `--kina-propagate-sharding` first.
+
+    `form=spmd` (one per-device function on local shapes with collective
+    ops) is not implemented yet.
+
+    Before (a vocab-split lm_head, propagated):
+    ```mlir
+    %z = kina.matmul %r, %w : (!kina.tensor<4x4xf32, @replicated>,
+        !kina.tensor<4x8xf32, @sharded(axis=1)>) -> !kina.tensor<4x8xf32, @sharded(axis=1)>
+    %l = kina.all_gather %z[axis = 1, over = "x"] : ... -> !kina.tensor<4x8xf32, @replicated>
+    ```
+    After:
+    ```mlir
+    %w0 = kina.slice %w[axis = 1, start = 0, stop = 4] : ...
+    %w1 = kina.slice %w[axis = 1, start = 4, stop = 8] : ...
+    %z0 = kina.matmul %r, %w0 : ...
+    %z1 = kina.matmul %r, %w1 : ...
+    %l = kina.concat %z0, %z1[axis = 1] : ...
+    ```
+  }];
+  let options = [
+    Option<"form", "form", "std::string", /*default=*/"\"host\"",
+           "host: shards as ordinary ops on one host; spmd: per-device "
+           "functions with collectives">,
+  ];
+  let dependentDialects = ["::mlir::kina::KinaDialect"];
+}
+
 #endif // KINA_SHARDING_PASSES_TD

@@ -75,8 +75,8 @@ static LogicalResult checkHostOnly(ModuleOp module) {
   return where->emitError("--kina-to-linalg lowers programs on one device "
                           "(@host); ")
          << what
-         << ", and partitioning a mesh-placed program into host code is not "
-            "implemented yet";
+         << ": run --kina-propagate-sharding and --kina-partition first (the "
+            "--kina-to-llvm pipeline and --kina-to-so do)";
 }
 
 namespace {
