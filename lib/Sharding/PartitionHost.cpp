@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <map>
+
 namespace mlir::kina {
 #define GEN_PASS_DEF_PARTITIONPASS
 #include "Kina/Sharding/Passes.h.inc"
@@ -260,6 +262,20 @@ LogicalResult HostPartition::collective(Operation *op) {
   unsigned axis = llvm::find(axisNames, over) - axisNames.begin();
   int64_t n = axisSizes[axis];
   // The input's blocks of every device on `over`, the others fixed by `at`.
+  // What the devices along `over` compute alike (a sum, a concat), once.
+  std::map<Coordinate, Value> shared;
+  auto once = [&](const Coordinate &at,
+                  function_ref<FailureOr<Value>()> make) -> FailureOr<Value> {
+    Coordinate group = at;
+    group[axis] = 0;
+    Value &slot = shared[group];
+    if (slot)
+      return slot;
+    FailureOr<Value> made = make();
+    if (succeeded(made))
+      slot = *made;
+    return made;
+  };
   auto alongAxis = [&](const Coordinate &at) -> FailureOr<SmallVector<Value>> {
     SmallVector<Value> parts;
     Coordinate c = at;
@@ -310,19 +326,21 @@ LogicalResult HostPartition::collective(Operation *op) {
       })
       .Case([&](ReduceScatterOp scatter) {
         return defineBlocks(result, [&](const Coordinate &at) {
-          auto parts = alongAxis(at);
-          FailureOr<Value> total =
-              failed(parts) ? FailureOr<Value>(failure()) : sum(*parts);
+          FailureOr<Value> total = once(at, [&]() -> FailureOr<Value> {
+            auto parts = alongAxis(at);
+            return failed(parts) ? FailureOr<Value>(failure()) : sum(*parts);
+          });
           return failed(total) ? total
                                : sliceOf(*total, scatter.getAxis(), at[axis]);
         });
       })
       .Case([&](AllToAllOp move) {
         return defineBlocks(result, [&](const Coordinate &at) {
-          auto parts = alongAxis(at);
-          FailureOr<Value> joined = failed(parts)
-                                        ? FailureOr<Value>(failure())
-                                        : concatOn(*parts, move.getFrom());
+          FailureOr<Value> joined = once(at, [&]() -> FailureOr<Value> {
+            auto parts = alongAxis(at);
+            return failed(parts) ? FailureOr<Value>(failure())
+                                 : concatOn(*parts, move.getFrom());
+          });
           return failed(joined) ? joined
                                 : sliceOf(*joined, move.getTo(), at[axis]);
         });
