@@ -12,6 +12,7 @@ placeholders. Schemes:
     vocab    @mesh([2]): lm_head split on the vocabulary (design section 5)
     vocab4   @mesh([4]): the same, 4 ways
     proj     @mesh([2]): wq, wk, wv split on their columns (design section 7)
+    heads    @mesh([2]): q, k_t, v constrained to a head split (design section 6)
     row      @mesh([2]): proj, and wo split on its rows (row-parallel Wo)
     both     @mesh([2, 2], axes=[heads, vocab]): proj over heads, vocab over vocab
 """
@@ -22,18 +23,22 @@ import sys
 REALISTIC = dict(T=128, H=12, DH=64, D=768, V=32000)
 TOY = dict(T=4, H=2, DH=2, D=4, V=8)
 
+# Each scheme: the mesh, the placements of the forward's parameters (the
+# others @replicated) and of values of its body (ascriptions).
 COLUMNS = "@sharded(axis=1)"
+HEADS = {"q": COLUMNS, "k_t": COLUMNS, "v": COLUMNS}
 SCHEMES = {
-    "vocab": ("@mesh([2])", {"lm_head": COLUMNS}),
-    "vocab4": ("@mesh([4])", {"lm_head": COLUMNS}),
-    "proj": ("@mesh([2])", {"wq": COLUMNS, "wk": COLUMNS, "wv": COLUMNS}),
+    "vocab": ("@mesh([2])", {"lm_head": COLUMNS}, {}),
+    "vocab4": ("@mesh([4])", {"lm_head": COLUMNS}, {}),
+    "proj": ("@mesh([2])", {"wq": COLUMNS, "wk": COLUMNS, "wv": COLUMNS}, {}),
+    "heads": ("@mesh([2])", {}, HEADS),
     "row": ("@mesh([2])", {"wq": COLUMNS, "wk": COLUMNS, "wv": COLUMNS,
-                           "wo": "@sharded(axis=0)"}),
+                           "wo": "@sharded(axis=0)"}, HEADS),
     "both": ("@mesh([2, 2], axes=[heads, vocab])",
              {"wq": "@sharded(axis=1, over=heads)",
               "wk": "@sharded(axis=1, over=heads)",
               "wv": "@sharded(axis=1, over=heads)",
-              "lm_head": "@sharded(axis=1, over=vocab)"}),
+              "lm_head": "@sharded(axis=1, over=vocab)"}, {}),
 }
 
 
@@ -48,7 +53,7 @@ def program(T, H, DH, D, V, shard=None):
               ("lm_head", "F32", (D, V)), ("scale", "F32", ()),
               ("mask", "F32", (T, T))]
     params = [(name, tensor(element, dims)) for name, element, dims in shapes]
-    mesh, placements = SCHEMES[shard] if shard else (None, {})
+    mesh, placements, ascribed = SCHEMES[shard] if shard else (None, {}, {})
     forward_params = [
         (name, tensor(element, dims,
                       placements.get(name, "@replicated") if shard else "@host"))
@@ -86,6 +91,8 @@ def program(T, H, DH, D, V, shard=None):
                ") -> %s {" % result)
     width = max(len(e) for _, e, _ in body)
     for name, expr, shape in body:
+        if name in ascribed:
+            shape = "Tensor[F32, %s, %s]" % (shape, ascribed[name])
         out.append("  %-9s= %-*s : %s" % (name, width, expr, shape))
     out.append("  return logits\n}\n")
     out.append("@main\nfn main() -> %s {" % f32(1, T, V))
