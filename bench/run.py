@@ -9,7 +9,8 @@
    on 1 and 2 threads: Kina, NumPy, PyTorch, with the BLAS they ran;
 3. sgemm GFLOP/s at 256^3 ... 2048^3, 128x768x768 and 128x768x32000, as a
    share of the machine's peak;
-4. compile time of each example and of the realistic model.
+4. compile time of each example and of the realistic model (unsharded and
+   with lm_head split 2 ways).
 
 Every figure is the median of --repeats runs. Each measurement runs in its
 own process, so that thread counts are fixed before NumPy or PyTorch load.
@@ -185,10 +186,10 @@ def measure_peak():
                                     text=True).stdout.split()[0])
 
 
-def gen_realistic():
+def gen_realistic(*options):
     return subprocess.run([sys.executable, str(ROOT / "scripts/gen_storylm.py"),
-                           "--realistic"], check=True, capture_output=True,
-                          text=True).stdout
+                           "--realistic", *options], check=True,
+                          capture_output=True, text=True).stdout
 
 
 def main():
@@ -265,6 +266,8 @@ def main():
     sources = [(p.name, p.read_text()) for p in
                sorted((ROOT / "examples").glob("*.kina"))]
     sources.append(("realistic (gen_storylm.py --realistic)", source))
+    sources.append(("realistic, lm_head split 2 ways (--shard vocab)",
+                    gen_realistic("--shard", "vocab")))
     for name, text in sources:
         seconds = spawn("compile", 1, r, source=text, name=name)["seconds"]
         print("  %-40s %s" % (name, ms(seconds)))

@@ -59,3 +59,20 @@ def test_annotated_program_errors_are_compile_errors():
         "@mesh([4])", "@mesh([3])")
     with pytest.raises(kina.CompileError, match="does not divide it"):
         kina.compile(source)
+
+
+def test_realistic_vocab_split_equals_the_unsharded_model():
+    widths = ["--t", "128", "--h", "12", "--dh", "64", "--d", "768",
+              "--v", "32000"]
+    rng = np.random.default_rng(0)
+    t, d, v, hd = 128, 768, 32000, 12 * 64
+    args = [rng.integers(0, v, (1, t)).astype(np.int64),
+            rng.standard_normal((v, d), dtype=np.float32)]
+    for shape in [(d, hd)] * 3 + [(hd, d), (d, v)]:
+        args.append(rng.standard_normal(shape, dtype=np.float32) * 0.02)
+    args += [np.array(1 / 8, dtype=np.float32),
+             np.triu(np.full((t, t), -1e9, np.float32), 1)]
+    sharded = kina.compile(forward_source(*widths, "--shard", "vocab"))
+    unsharded = kina.compile(forward_source(*widths))
+    logits, reference = sharded.main(*args), unsharded.main(*args)
+    assert np.abs(logits - reference).max() <= 1e-5 * np.abs(reference).max()
