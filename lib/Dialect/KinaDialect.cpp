@@ -11,12 +11,26 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::kina;
 
 #include "Kina/Dialect/KinaOpsDialect.cpp.inc"
+
+namespace {
+/// Every kina op is pure and has no region: calls of kina functions may be
+/// inlined (`--inline`), as `--kina-merge-shards` wants before comparing
+/// programs.
+struct KinaInlinerInterface : DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool,
+                       IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
 
 void KinaDialect::initialize() {
   registerAttributes();
@@ -25,6 +39,7 @@ void KinaDialect::initialize() {
 #define GET_OP_LIST
 #include "Kina/Dialect/KinaOps.cpp.inc"
       >();
+  addInterfaces<KinaInlinerInterface>();
 }
 
 Operation *KinaDialect::materializeConstant(OpBuilder &builder,

@@ -77,13 +77,9 @@ DictionaryAttr getInherentAttrs(Operation *op);
 LogicalResult verifyPlacement(KinaTensorType type, MeshOp mesh,
                               EmitErrorFn emitError);
 
-/// Creates `OpTy` with the result type its shape rule infers. `args` are
-/// those of OpTy's ODS builder after the result type:
-///   createInferred<SliceOp>(b, loc, input, axis, start, stop)
-/// so that no rewrite computes a shape by hand. An ill-typed request is an
-/// internal error: it is reported at `loc` and yields a null op.
+namespace detail {
 template <typename OpTy, typename... Args>
-OpTy createInferred(OpBuilder &b, Location loc, Args &&...args) {
+OpTy createInferred(bool report, OpBuilder &b, Location loc, Args &&...args) {
   OperationState state(loc, OpTy::getOperationName());
   OpTy::build(b, state, b.getNoneType(), std::forward<Args>(args)...);
   DictionaryAttr inherent = b.getDictionaryAttr({});
@@ -94,6 +90,8 @@ OpTy createInferred(OpBuilder &b, Location loc, Args &&...args) {
   FailureOr<Type> type = OpTy::inferResultType(
       TypeRange(state.operands), inherent,
       MeshOp::lookup(b.getInsertionBlock()->getParentOp()), [&] {
+        if (!report)
+          return InFlightDiagnostic();
         return emitError(loc) << "internal error: building "
                               << OpTy::getOperationName() << ": ";
       });
@@ -101,6 +99,25 @@ OpTy createInferred(OpBuilder &b, Location loc, Args &&...args) {
     return nullptr;
   state.types.assign({*type});
   return cast<OpTy>(b.create(state));
+}
+} // namespace detail
+
+/// Creates `OpTy` with the result type its shape rule infers. `args` are
+/// those of OpTy's ODS builder after the result type:
+///   createInferred<SliceOp>(b, loc, input, axis, start, stop)
+/// so that no rewrite computes a shape by hand. An ill-typed request is an
+/// internal error: it is reported at `loc` and yields a null op.
+template <typename OpTy, typename... Args>
+OpTy createInferred(OpBuilder &b, Location loc, Args &&...args) {
+  return detail::createInferred<OpTy>(true, b, loc, std::forward<Args>(args)...);
+}
+
+/// The same for rewrites that only try: an ill-typed request yields a null
+/// op and reports nothing.
+template <typename OpTy, typename... Args>
+OpTy tryCreateInferred(OpBuilder &b, Location loc, Args &&...args) {
+  return detail::createInferred<OpTy>(false, b, loc,
+                                      std::forward<Args>(args)...);
 }
 } // namespace mlir::kina
 

@@ -85,4 +85,39 @@ def PartitionPass : Pass<"kina-partition", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::kina::KinaDialect"];
 }
 
+def MergeShardsPass : Pass<"kina-merge-shards"> {
+  let summary = "Fold shards back into whole-tensor ops";
+  let description = [{
+    The inverse of partitioning, so that a sharded program (written by
+    hand, or the host form of an annotated one) can be checked against the
+    unsharded program on its IR: run `--inline` first (shards often live
+    in helper functions), then this pass, `--canonicalize` and `--cse`.
+
+    - A `concat` of ops of one kind and one set of attributes, along a dim
+      their sharding rule computes block by block, becomes that op on the
+      concats of its operands (an operand without that dim must be the
+      same value in every block): column-parallel matmuls, per-head
+      attention, broadcasts, reshapes and transposes of blocks, softmax
+      along another axis.
+    - `A0 @ B0 + A1 @ B1` becomes `[A0 A1] @ [B0; B1]`: the sum of
+      row-parallel partial products is one matmul.
+    - A `concat` of a `concat` on the same axis is one `concat`; adjacent
+      slices of one value, concatenated, are that value.
+
+    Before:
+    ```mlir
+    %w0 = kina.slice %w[axis = 1, start = 0, stop = 4] : ...
+    %w1 = kina.slice %w[axis = 1, start = 4, stop = 8] : ...
+    %z0 = kina.matmul %x, %w0 : ...
+    %z1 = kina.matmul %x, %w1 : ...
+    %z = kina.concat %z0, %z1[axis = 1] : ...
+    ```
+    After:
+    ```mlir
+    %z = kina.matmul %x, %w : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::kina::KinaDialect"];
+}
+
 #endif // KINA_SHARDING_PASSES_TD

@@ -1,0 +1,170 @@
+//===- MergeShards.cpp - Shards folded back into whole-tensor ops ---------===//
+//
+// The inverse of partitioning, as rewrites of the kina dialect:
+// - a concat of ops of one kind, with one set of attributes, along a dim
+//   that their sharding rule says is computed block by block, is that op
+//   on the concats of its operands (the blocks of a column-parallel
+//   matmul, of per-head attention, of a broadcast, a reshape, a softmax
+//   along another axis...); operands without that dim must be one value;
+// - a sum of two matmuls is one matmul over the concatenated contracting
+//   dim (a block matrix product: the row-parallel partial products);
+// - a concat of a concat on the same axis is one concat, and a concat of
+//   adjacent slices of one value is that value (the dialect's own folds).
+// Together they walk each shard-then-gather structure back to the whole
+// op, so that a hand-written or partitioned program can be compared with
+// the unsharded one on its IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Sharding/Passes.h"
+#include "Kina/Sharding/ShardingRules.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::kina {
+#define GEN_PASS_DEF_MERGESHARDSPASS
+#include "Kina/Sharding/Passes.h.inc"
+} // namespace mlir::kina
+
+using namespace mlir;
+using namespace mlir::kina;
+
+/// A concat of `values` on `axis`, or null when their shapes do not join.
+static Value tryConcat(PatternRewriter &rewriter, Location loc,
+                       ArrayRef<Value> values, int64_t axis) {
+  auto concat = tryCreateInferred<ConcatOp>(rewriter, loc, values, axis);
+  return concat ? concat.getResult() : Value();
+}
+
+namespace {
+struct SinkConcatIntoOperands : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConcatOp concat,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Operation *> parts;
+    for (Value input : concat.getInputs())
+      parts.push_back(input.getDefiningOp());
+    Operation *first = parts.front();
+    if (parts.size() < 2 || !first || first->getNumResults() != 1 ||
+        !isa<InferResultTypeOpInterface>(first))
+      return failure();
+    // One kind of op with one set of attributes (a shape may differ).
+    auto attrsOf = [](Operation *op) {
+      NamedAttrList attrs(getInherentAttrs(op));
+      attrs.erase("shape");
+      return attrs.getDictionary(op->getContext());
+    };
+    DictionaryAttr attrs = attrsOf(first);
+    for (Operation *part : parts)
+      if (!part || part->getName() != first->getName() ||
+          attrsOf(part) != attrs)
+        return failure();
+    std::optional<ShardingRule> rule = getShardingRule(first);
+    if (!rule)
+      return failure();
+    int64_t factor = rule->resultDims[concat.getAxis()];
+    if (factor < 0 || rule->factors[factor] != ShardingRule::Kind::Parallel)
+      return failure();
+    SmallVector<Value> operands;
+    for (unsigned j = 0; j < first->getNumOperands(); ++j) {
+      SmallVector<Value> blocks;
+      for (Operation *part : parts)
+        blocks.push_back(part->getOperand(j));
+      std::optional<int64_t> dim = rule->operandDimOf(j, factor);
+      if (!dim) {
+        // Not cut along this dim: every block used the same value.
+        if (!llvm::all_equal(blocks))
+          return failure();
+        operands.push_back(blocks.front());
+        continue;
+      }
+      Value joined = tryConcat(rewriter, concat.getLoc(), blocks, *dim);
+      if (!joined)
+        return failure();
+      operands.push_back(joined);
+    }
+    NamedAttrList merged(getInherentAttrs(first));
+    auto type = cast<KinaTensorType>(concat.getType());
+    if (merged.get("shape"))
+      merged.set("shape", rewriter.getDenseI64ArrayAttr(type.getShape()));
+    FailureOr<Type> inferred =
+        cast<InferResultTypeOpInterface>(first).inferResultType(
+            TypeRange(ValueRange(operands)),
+            merged.getDictionary(getContext()), MeshOp::lookup(concat),
+            [] { return InFlightDiagnostic(); });
+    if (failed(inferred) || *inferred != concat.getType())
+      return failure();
+    OperationState state(concat.getLoc(), first->getName());
+    state.addOperands(operands);
+    state.addAttributes(merged);
+    state.addTypes(*inferred);
+    rewriter.replaceOp(concat, rewriter.create(state)->getResults());
+    return success();
+  }
+};
+
+/// `A0 @ B0 + A1 @ B1` is `[A0 A1] @ [B0; B1]`.
+struct SumOfMatmuls : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    auto left = add.getLhs().getDefiningOp<MatmulOp>();
+    auto right = add.getRhs().getDefiningOp<MatmulOp>();
+    if (!left || !right)
+      return failure();
+    int64_t rank = cast<KinaTensorType>(add.getType()).getRank();
+    Location loc = add.getLoc();
+    Value lhs = tryConcat(rewriter, loc, {left.getLhs(), right.getLhs()},
+                          rank - 1);
+    Value rhs = tryConcat(rewriter, loc, {left.getRhs(), right.getRhs()},
+                          rank - 2);
+    auto product =
+        lhs && rhs ? tryCreateInferred<MatmulOp>(rewriter, loc, lhs, rhs)
+                   : MatmulOp();
+    if (!product || product.getType() != add.getType())
+      return failure();
+    rewriter.replaceOp(add, product.getResult());
+    return success();
+  }
+};
+
+/// A concat operand that is a concat on the same axis gives its operands.
+struct FlattenNestedConcat : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConcatOp concat,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> inputs;
+    bool flattened = false;
+    for (Value input : concat.getInputs()) {
+      auto inner = input.getDefiningOp<ConcatOp>();
+      if (inner && inner.getAxis() == concat.getAxis()) {
+        llvm::append_range(inputs, inner.getInputs());
+        flattened = true;
+      } else {
+        inputs.push_back(input);
+      }
+    }
+    if (!flattened)
+      return failure();
+    rewriter.replaceOpWithNewOp<ConcatOp>(concat, concat.getType(), inputs,
+                                          concat.getAxis());
+    return success();
+  }
+};
+
+struct MergeShardsPass
+    : mlir::kina::impl::MergeShardsPassBase<MergeShardsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SinkConcatIntoOperands, SumOfMatmuls, FlattenNestedConcat>(
+        &getContext());
+    ConcatOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace
