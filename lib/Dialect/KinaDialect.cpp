@@ -71,9 +71,33 @@ LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
                          << "'";
 }
 
+/// `kina.global`: the global type (a mesh-placed kina tensor) of a
+/// per-device argument or result.
+static LogicalResult verifyGlobalType(Operation *op, NamedAttribute attr) {
+  auto type = dyn_cast<TypeAttr>(attr.getValue());
+  auto tensor = type ? dyn_cast<KinaTensorType>(type.getValue())
+                     : KinaTensorType();
+  if (!tensor || !tensor.getPlacement().isMesh())
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' is the global type of a per-device value: "
+                              "a mesh-placed kina tensor type";
+  return success();
+}
+
+LogicalResult KinaDialect::verifyRegionResultAttribute(Operation *op,
+                                                       unsigned, unsigned,
+                                                       NamedAttribute attr) {
+  if (attr.getName() != getGlobalAttrHelper().getName())
+    return op->emitError() << "unknown kina result attribute '"
+                           << attr.getName().getValue() << "'";
+  return verifyGlobalType(op, attr);
+}
+
 LogicalResult KinaDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
+  if (attr.getName() == getGlobalAttrHelper().getName())
+    return verifyGlobalType(op, attr);
   if (attr.getName() != getNameAttrHelper().getName())
     return op->emitError() << "unknown kina argument attribute '"
                            << attr.getName().getValue() << "'";

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Kina/Sharding/Partition.h"
 #include "Kina/Sharding/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -461,24 +462,49 @@ LogicalResult HostPartition::run(func::FuncOp fn) {
   return success();
 }
 
+LogicalResult mlir::kina::partitionHost(ModuleOp module, MeshOp mesh) {
+  HostPartition partition(mesh);
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (failed(partition.run(fn)))
+      return failure();
+  mesh.erase();
+  return success();
+}
+
 namespace {
 struct PartitionPass : mlir::kina::impl::PartitionPassBase<PartitionPass> {
   using PartitionPassBase::PartitionPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (form != "host") {
-      module.emitError() << "kina-partition: form=" << form
-                         << " is not implemented yet (form=host is)";
+    if (form != "host" && form != "spmd") {
+      module.emitError() << "kina-partition: option 'form' is host or spmd, "
+                            "got '"
+                         << form << "'";
       return signalPassFailure();
     }
     MeshOp mesh = MeshOp::lookup(module);
     if (!mesh)
       return; // nothing to partition
-    HostPartition partition(mesh);
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (failed(partition.run(fn)))
+    if (form == "host") {
+      if (failed(partitionHost(module, mesh)))
+        signalPassFailure();
+      return;
+    }
+    // Functions on the host (an @main with host placeholders) are the host
+    // form's; the per-device program is the mesh-placed functions.
+    for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      FunctionType type = fn.getFunctionType();
+      bool onMesh = llvm::any_of(
+          llvm::concat<const Type>(type.getInputs(), type.getResults()),
+          [](Type t) {
+            auto tensor = dyn_cast<KinaTensorType>(t);
+            return tensor && tensor.getPlacement().isMesh();
+          });
+      if (!onMesh)
+        fn.erase();
+      else if (failed(partitionSpmd(fn, mesh)))
         return signalPassFailure();
-    mesh.erase();
+    }
   }
 };
 } // namespace

@@ -23,7 +23,11 @@ def Kina_Dialect : Dialect {
       name, used in the C header, the signature and Python errors;
     - `kina.parallel_body` (unit, on a `func.func` or `llvm.func`): a loop
       body outlined by `kina-outline-parallel-loops`, launched on the thread
-      pool by `kina-lower-parallel-calls`.
+      pool by `kina-lower-parallel-calls`;
+    - `kina.global` (a kina tensor type, on an argument or a result of a
+      per-device function of `--kina-partition=form=spmd`): the global
+      type and placement whose block the device holds, by which a runtime
+      distributes arguments and gathers results.
   }];
   let cppNamespace = "::mlir::kina";
   let useDefaultTypePrinterParser = 1;
@@ -31,10 +35,12 @@ def Kina_Dialect : Dialect {
   let hasConstantMaterializer = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$entry,
     "::mlir::StringAttr":$name,
-    "::mlir::UnitAttr":$parallel_body
+    "::mlir::UnitAttr":$parallel_body,
+    "::mlir::TypeAttr":$global
   );
   let extraClassDeclaration = [{
     void registerTypes();

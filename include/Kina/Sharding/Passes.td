@@ -59,8 +59,14 @@ def PartitionPass : Pass<"kina-partition", "::mlir::ModuleOp"> {
     slices of it; a result is assembled from its blocks with `concat`s.
     The mesh is erased. Run `--kina-propagate-sharding` first.
 
-    `form=spmd` (one per-device function on local shapes with collective
-    ops) is not implemented yet.
+    `form=spmd` is the per-device form: each mesh-placed function is
+    retyped in place to what one device holds (`@local`, local shapes),
+    every op computes on blocks, and each collective stays, in its
+    per-device view (`all_gather` grows the axis by the mesh axis size, and
+    so on). Each argument and result records its global type
+    (`kina.global`), by which a runtime distributes arguments and gathers
+    results; functions on the host (an `@main` of host placeholders) are
+    the host form's and are left out. The mesh stays.
 
     Before (a vocab-split lm_head, propagated):
     ```mlir
