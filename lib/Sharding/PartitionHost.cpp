@@ -78,7 +78,6 @@ private:
   /// Every coordinate over the mesh axes `axes` (0 on the others).
   SmallVector<Coordinate> coordinates(ArrayRef<unsigned> axes) const;
   size_t indexOf(const Blocks &blocks, const Coordinate &at) const;
-  SmallVector<int64_t> localShape(KinaTensorType type) const;
   KinaTensorType hostType(Type type) const;
 
   LogicalResult partition(Operation *op);
@@ -103,14 +102,6 @@ KinaTensorType HostPartition::hostType(Type type) const {
       PlacementAttr::getHost(type.getContext()));
 }
 
-SmallVector<int64_t> HostPartition::localShape(KinaTensorType type) const {
-  SmallVector<int64_t> shape(type.getShape());
-  PlacementAttr placement = type.getPlacement();
-  for (auto [dim, axis] :
-       llvm::zip_equal(placement.getAxes(), placement.getOver()))
-    shape[dim] /= axisSizes[llvm::find(axisNames, axis) - axisNames.begin()];
-  return shape;
-}
 
 Blocks &HostPartition::blocksOf(Value value, PlacementAttr placement) {
   Blocks &blocks = values[value];
@@ -229,7 +220,7 @@ LogicalResult HostPartition::defineBlocks(
 LogicalResult HostPartition::computePerBlock(Operation *op) {
   Value result = op->getResult(0);
   auto resultType = typeOf(result);
-  SmallVector<int64_t> local = localShape(resultType);
+  SmallVector<int64_t> local = blockShape(resultType, mesh);
   NamedAttrList attrs(getInherentAttrs(op));
   if (isa_and_nonnull<DenseI64ArrayAttr>(attrs.get("shape")))
     attrs.set("shape", builder.getDenseI64ArrayAttr(local));

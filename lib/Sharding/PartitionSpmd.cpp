@@ -16,17 +16,22 @@
 using namespace mlir;
 using namespace mlir::kina;
 
+SmallVector<int64_t> mlir::kina::blockShape(KinaTensorType type,
+                                            MeshOp mesh) {
+  SmallVector<int64_t> shape(type.getShape());
+  PlacementAttr placement = type.getPlacement();
+  for (auto [dim, axis] :
+       llvm::zip_equal(placement.getAxes(), placement.getOver()))
+    shape[dim] /= *mesh.getAxisSize(axis.getValue());
+  return shape;
+}
+
 /// `type` as one device holds it: its block, `@local`.
 static Type localType(Type type, MeshOp mesh) {
   auto tensor = dyn_cast<KinaTensorType>(type);
   if (!tensor || !tensor.getPlacement().isMesh())
     return type;
-  SmallVector<int64_t> shape(tensor.getShape());
-  PlacementAttr placement = tensor.getPlacement();
-  for (auto [dim, axis] :
-       llvm::zip_equal(placement.getAxes(), placement.getOver()))
-    shape[dim] /= *mesh.getAxisSize(axis.getValue());
-  return KinaTensorType::get(type.getContext(), shape,
+  return KinaTensorType::get(type.getContext(), blockShape(tensor, mesh),
                              tensor.getElementType(),
                              PlacementAttr::getLocal(type.getContext()));
 }

@@ -8,6 +8,9 @@
 
 namespace mlir::kina {
 
+/// The shape of the block each device holds of a value of `type`.
+SmallVector<int64_t> blockShape(KinaTensorType type, MeshOp mesh);
+
 /// The host form: every shard as ordinary ops on one host (the design
 /// sections' programs), `@host` types, global signatures; erases the mesh.
 LogicalResult partitionHost(ModuleOp module, MeshOp mesh);
