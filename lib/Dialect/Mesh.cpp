@@ -153,6 +153,8 @@ LogicalResult mlir::kina::verifyPlacement(KinaTensorType type, MeshOp mesh,
   for (auto [axis, name] :
        llvm::zip_equal(placement.getAxes(), placement.getOver())) {
     int64_t size = *mesh.getAxisSize(name.getValue());
+    if (size < 1) // an invalid mesh, which its own verifier reports
+      return failure();
     if (type.getDimSize(axis) % size != 0)
       return emitError() << "placement " << placement.str() << " cuts axis "
                          << axis << " of size " << type.getDimSize(axis)

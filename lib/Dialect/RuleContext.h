@@ -106,8 +106,10 @@ public:
   /// The size of mesh axis `name`, or an error naming the mesh's axes.
   FailureOr<int64_t> meshAxisSize(StringRef name) {
     std::optional<int64_t> size = mesh ? mesh.getAxisSize(name) : std::nullopt;
-    if (size)
+    if (size && *size >= 1)
       return *size;
+    if (size) // an invalid mesh, which its own verifier reports
+      return failure();
     if (!mesh)
       return error() << "names mesh axis '" << name
                      << "', but the module declares no mesh";

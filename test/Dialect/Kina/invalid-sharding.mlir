@@ -176,3 +176,14 @@ func.func @to_itself(%a: !kina.tensor<4x8xf32, @sharded(axis=1)>) {
   %0 = kina.all_to_all %a[from = 1, to = 1, over = "x"] : !kina.tensor<4x8xf32, @sharded(axis=1)> -> !kina.tensor<4x8xf32, @sharded(axis=1)>
   return
 }
+
+// -----
+
+// Ops that use an invalid mesh report nothing more (and divide by nothing).
+// expected-error @below {{'kina.mesh' op mesh axis 'x' has 0 devices; each axis needs at least one}}
+kina.mesh @mesh [x = 0]
+func.func @zero_devices(%a: !kina.tensor<4xf32, @sharded(axis=0)>) {
+  %0 = kina.neg %a : (!kina.tensor<4xf32, @sharded(axis=0)>) -> !kina.tensor<4xf32, @auto>
+  %1 = kina.all_slice %a[axis = 0, over = "x"] : !kina.tensor<4xf32, @sharded(axis=0)> -> !kina.tensor<4xf32, @sharded(axis=0)>
+  return
+}
