@@ -331,6 +331,44 @@ LogicalResult Propagation::run(func::FuncOp fn) {
   return success();
 }
 
+/// An all_gather of a transpose or reshape (of nothing else) gathers the
+/// value they move instead: the same bytes, the communication right after
+/// the computation that split it, as the design sections place their
+/// concats (the context of per-head attention, not its reshaped copy).
+static void hoistGathers(func::FuncOp fn) {
+  SmallVector<AllGatherOp> gathers;
+  fn.walk([&](AllGatherOp gather) { gathers.push_back(gather); });
+  for (AllGatherOp gather : gathers) {
+    while (true) {
+      Operation *mover = gather.getInput().getDefiningOp();
+      if (!mover || !isa<TransposeOp, ReshapeOp>(mover) ||
+          !mover->hasOneUse())
+        break;
+      std::optional<ShardingRule> rule = getShardingRule(mover);
+      int64_t factor = rule->resultDims[gather.getAxis()];
+      std::optional<int64_t> dim =
+          factor >= 0 ? rule->operandDimOf(0, factor) : std::nullopt;
+      Value moved = mover->getOperand(0);
+      if (!dim || placementOf(moved).getSplitOf(*dim) !=
+                      StringAttr::get(fn.getContext(), gather.getOver()))
+        break;
+      OpBuilder builder(mover);
+      auto earlier = createInferred<AllGatherOp>(builder, gather.getLoc(),
+                                                 moved, *dim, gather.getOver());
+      if (!earlier)
+        break;
+      mover->setOperand(0, earlier);
+      // The moved value is now whole: the gather's placement, its shape.
+      Value result = mover->getResult(0);
+      result.setType(cast<KinaTensorType>(result.getType())
+                         .withPlacement(placementOf(gather.getResult())));
+      gather.getResult().replaceAllUsesWith(mover->getResult(0));
+      gather.erase();
+      gather = earlier;
+    }
+  }
+}
+
 namespace {
 struct PropagateShardingPass
     : mlir::kina::impl::PropagateShardingPassBase<PropagateShardingPass> {
@@ -340,9 +378,11 @@ struct PropagateShardingPass
     if (!mesh)
       return; // nothing is placed on a mesh
     Propagation propagation(mesh);
-    for (auto fn : module.getOps<func::FuncOp>())
+    for (auto fn : module.getOps<func::FuncOp>()) {
       if (failed(propagation.run(fn)))
         return signalPassFailure();
+      hoistGathers(fn);
+    }
   }
 };
 } // namespace
