@@ -57,8 +57,7 @@ struct Library {
       for (const kina::TensorSignature &param : fn.params)
         paramDtypes.push_back(numpyDtype(param.dtype));
       resultDtypes.push_back(numpyDtype(fn.result.dtype));
-      resultShapes.emplace_back(fn.result.shape.begin(),
-                                fn.result.shape.end());
+      resultShapes.emplace_back(fn.result.shape.begin(), fn.result.shape.end());
     }
   }
 };
@@ -74,8 +73,8 @@ public:
     const kina::FunctionSignature &fn = signature();
     std::string text = "<kina function " + fn.name + "(";
     for (size_t i = 0; i < fn.params.size(); ++i)
-      text += (i ? ", " : "") + fn.params[i].name + ": " +
-              describe(fn.params[i]);
+      text +=
+          (i ? ", " : "") + fn.params[i].name + ": " + describe(fn.params[i]);
     return text + ") -> " + describe(fn.result) + ">";
   }
 
@@ -104,7 +103,8 @@ public:
     }
     for (size_t i = 0; i < count; ++i) {
       const kina::TensorSignature &param = fn.params[i];
-      const py::dtype &want = library->paramDtypes[library->firstParam[index] + i];
+      const py::dtype &want =
+          library->paramDtypes[library->firstParam[index] + i];
       PyObject *arg = args[i].ptr();
       std::string where; // built only when an error needs it
       auto place = [&]() -> const std::string & {
@@ -119,8 +119,8 @@ public:
           throw py::type_error(
               place() + " expects a NumPy array of " + describe(param) +
               ", got " +
-              std::string(py::str(py::handle(arg).get_type().attr(
-                  "__name__"))));
+              std::string(
+                  py::str(py::handle(arg).get_type().attr("__name__"))));
         made.push_back(py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
             arg, nullptr, 0, 0, py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_,
             nullptr)));
@@ -130,9 +130,9 @@ public:
       }
       auto *proxy = py::detail::array_proxy(array);
       if (!api.PyArray_EquivTypes_(proxy->descr, want.ptr()))
-        throw py::type_error(
-            place() + " expects " + describe(param) + ", got dtype " +
-            std::string(py::str(py::handle(proxy->descr))));
+        throw py::type_error(place() + " expects " + describe(param) +
+                             ", got dtype " +
+                             std::string(py::str(py::handle(proxy->descr))));
       bool sameShape = size_t(proxy->nd) == param.shape.size();
       for (size_t d = 0; sameShape && d < param.shape.size(); ++d)
         sameShape = proxy->dimensions[d] == param.shape[d];
@@ -238,22 +238,22 @@ PYBIND11_MODULE(_kina, m) {
 
   py::class_<Library, std::shared_ptr<Library>>(m, "Library")
       .def(py::init<const std::string &>(), py::arg("path"))
-      .def_property_readonly(
-          "signature",
-          [](const Library &library) {
-            py::list functions;
-            for (const auto &fn : library.shared->signature().functions) {
-              py::list params;
-              for (const auto &param : fn.params)
-                params.append(toDict(param, true));
-              py::dict entry;
-              entry["name"] = fn.name;
-              entry["params"] = params;
-              entry["result"] = toDict(fn.result, false);
-              functions.append(entry);
-            }
-            return functions;
-          })
+      .def_property_readonly("signature",
+                             [](const Library &library) {
+                               py::list functions;
+                               for (const auto &fn :
+                                    library.shared->signature().functions) {
+                                 py::list params;
+                                 for (const auto &param : fn.params)
+                                   params.append(toDict(param, true));
+                                 py::dict entry;
+                                 entry["name"] = fn.name;
+                                 entry["params"] = params;
+                                 entry["result"] = toDict(fn.result, false);
+                                 functions.append(entry);
+                               }
+                               return functions;
+                             })
       .def_property(
           "num_threads",
           [](const Library &library) { return library.shared->numThreads(); },

@@ -16,7 +16,8 @@ using mlir::kina::detail::RuleContext;
 
 FailureOr<Type> ReshardOp::inferResultType(TypeRange operandTypes,
                                            DictionaryAttr attributes,
-                                           Operation *mesh, EmitErrorFn emitError) {
+                                           Operation *mesh,
+                                           EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
   if (failed(operands))
@@ -197,8 +198,7 @@ FailureOr<Type> AllToAllOp::inferResultType(TypeRange operandTypes,
       failed(rule.checkAxis(*to, c->input, "operand")))
     return failure();
   if (*from == *to)
-    return rule.error() << "moves a split from axis " << *from
-                        << " to itself";
+    return rule.error() << "moves a split from axis " << *from << " to itself";
   SmallVector<int64_t> shape = c->shape();
   auto block = c->divided(rule, *to);
   if (failed(block))
@@ -213,6 +213,7 @@ FailureOr<Type> AllToAllOp::inferResultType(TypeRange operandTypes,
   if (c->placement().getSplitOf(*to))
     return rule.error() << "cannot move the split to axis " << *to
                         << ": the operand is " << c->placement().str();
-  return rule.shaped(c->input, shape,
-                     c->placement().withoutSplit(*from).withSplit(*to, c->over));
+  return rule.shaped(
+      c->input, shape,
+      c->placement().withoutSplit(*from).withSplit(*to, c->over));
 }

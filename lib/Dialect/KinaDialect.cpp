@@ -25,8 +25,7 @@ namespace {
 /// programs.
 struct KinaInlinerInterface : DialectInlinerInterface {
   using DialectInlinerInterface::DialectInlinerInterface;
-  bool isLegalToInline(Operation *, Region *, bool,
-                       IRMapping &) const final {
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
     return true;
   }
 };
@@ -42,9 +41,8 @@ void KinaDialect::initialize() {
   addInterfaces<KinaInlinerInterface>();
 }
 
-Operation *KinaDialect::materializeConstant(OpBuilder &builder,
-                                            Attribute value, Type type,
-                                            Location loc) {
+Operation *KinaDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
   auto tensorType = dyn_cast<KinaTensorType>(type);
   auto floatValue = dyn_cast<FloatAttr>(value);
   if (!tensorType || !floatValue || tensorType.getRank() != 0 ||
@@ -54,13 +52,13 @@ Operation *KinaDialect::materializeConstant(OpBuilder &builder,
 }
 
 LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
-                                                   NamedAttribute attr) {
+                                                    NamedAttribute attr) {
   StringAttr name = attr.getName();
   if (name == getEntryAttrHelper().getName() ||
       name == getParallelBodyAttrHelper().getName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
-      return op->emitError() << "'" << name.getValue()
-                             << "' is a unit attribute of a function";
+      return op->emitError()
+             << "'" << name.getValue() << "' is a unit attribute of a function";
     return success();
   }
   if (name == getNameAttrHelper().getName())
@@ -75,8 +73,8 @@ LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
 /// per-device argument or result.
 static LogicalResult verifyGlobalType(Operation *op, NamedAttribute attr) {
   auto type = dyn_cast<TypeAttr>(attr.getValue());
-  auto tensor = type ? dyn_cast<KinaTensorType>(type.getValue())
-                     : KinaTensorType();
+  auto tensor =
+      type ? dyn_cast<KinaTensorType>(type.getValue()) : KinaTensorType();
   if (!tensor || !tensor.getPlacement().isMesh())
     return op->emitError() << "'" << attr.getName().getValue()
                            << "' is the global type of a per-device value: "
@@ -84,8 +82,8 @@ static LogicalResult verifyGlobalType(Operation *op, NamedAttribute attr) {
   return success();
 }
 
-LogicalResult KinaDialect::verifyRegionResultAttribute(Operation *op,
-                                                       unsigned, unsigned,
+LogicalResult KinaDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                       unsigned,
                                                        NamedAttribute attr) {
   if (attr.getName() != getGlobalAttrHelper().getName())
     return op->emitError() << "unknown kina result attribute '"
@@ -104,8 +102,8 @@ LogicalResult KinaDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   auto value = dyn_cast<StringAttr>(attr.getValue());
   if (!value || value.empty())
     return op->emitError() << "'" << attr.getName().getValue()
-                           << "' of argument "
-                           << argIndex << " must be a non-empty string";
+                           << "' of argument " << argIndex
+                           << " must be a non-empty string";
   return success();
 }
 

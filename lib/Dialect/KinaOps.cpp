@@ -85,8 +85,8 @@ static ParseResult parseReductionKind(OpAsmParser &parser,
     return failure();
   std::optional<ReductionKind> value = symbolizeReductionKind(word);
   if (!value)
-    return parser.emitError(loc) << "expected 'sum' or 'max', got '" << word
-                                 << "'";
+    return parser.emitError(loc)
+           << "expected 'sum' or 'max', got '" << word << "'";
   kind = ReductionKindAttr::get(parser.getContext(), *value);
   return success();
 }

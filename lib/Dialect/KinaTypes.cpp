@@ -35,8 +35,8 @@ Type mlir::kina::getElementType(MLIRContext *context, ::kina::DType dtype) {
 
 std::optional<::kina::DType> mlir::kina::getDType(Type elementType) {
   for (const ::kina::DTypeInfo &info : ::kina::kDTypes)
-    if (elementType && elementType == getElementType(elementType.getContext(),
-                                                     info.dtype))
+    if (elementType &&
+        elementType == getElementType(elementType.getContext(), info.dtype))
       return info.dtype;
   return std::nullopt;
 }
@@ -56,8 +56,8 @@ Type KinaTensorType::parse(AsmParser &parser) {
       parser.parseType(elementType) || parser.parseComma() ||
       failed(placement = parsePlacement(parser)) || parser.parseGreater())
     return {};
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), shape, elementType, *placement);
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    shape, elementType, *placement);
 }
 
 void KinaTensorType::print(AsmPrinter &printer) const {
@@ -81,10 +81,10 @@ KinaTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "kina tensor needs a placement";
   for (int64_t axis : placement.getAxes())
     if (axis >= int64_t(shape.size()))
-      return emitError() << "placement " << placement.str()
-                         << " splits axis " << axis
-                         << ", out of range for shape " << formatShape(shape)
-                         << " (rank " << shape.size() << ")";
+      return emitError() << "placement " << placement.str() << " splits axis "
+                         << axis << ", out of range for shape "
+                         << formatShape(shape) << " (rank " << shape.size()
+                         << ")";
   int64_t elements = 1;
   for (int64_t dim : shape) {
     if (dim <= 0)

@@ -47,13 +47,12 @@ void MeshOp::print(OpAsmPrinter &printer) {
   printer << " ";
   printer.printSymbolName(getSymName());
   printer << " [";
-  llvm::interleaveComma(llvm::zip_equal(getAxes(), getShape()), printer,
-                        [&](auto axisAndSize) {
-                          auto [axis, size] = axisAndSize;
-                          printer.printKeywordOrString(
-                              cast<StringAttr>(axis).getValue());
-                          printer << " = " << size;
-                        });
+  llvm::interleaveComma(
+      llvm::zip_equal(getAxes(), getShape()), printer, [&](auto axisAndSize) {
+        auto [axis, size] = axisAndSize;
+        printer.printKeywordOrString(cast<StringAttr>(axis).getValue());
+        printer << " = " << size;
+      });
   printer << "]";
   printer.printOptionalAttrDict((*this)->getAttrs(),
                                 {"sym_name", "shape", "axes"});
@@ -142,14 +141,12 @@ LogicalResult mlir::kina::verifyPlacement(KinaTensorType type, MeshOp mesh,
     return emitError() << "placement " << placement.str()
                        << " needs a mesh, and the program declares none "
                           "(write @mesh([...]) before the first function)";
-  for (StringAttr name :
-       llvm::concat<const StringAttr>(placement.getOver(),
-                                      placement.getPartial()))
+  for (StringAttr name : llvm::concat<const StringAttr>(placement.getOver(),
+                                                        placement.getPartial()))
     if (!mesh.getAxisSize(name.getValue()))
       return emitError() << "placement " << placement.str()
                          << " names mesh axis '" << name.getValue()
-                         << "', but the mesh's axes are "
-                         << mesh.getAxisList();
+                         << "', but the mesh's axes are " << mesh.getAxisList();
   for (auto [axis, name] :
        llvm::zip_equal(placement.getAxes(), placement.getOver())) {
     int64_t size = *mesh.getAxisSize(name.getValue());

@@ -101,7 +101,8 @@ bool PlacementAttr::isPartialOver(StringAttr meshAxis) const {
   return llvm::is_contained(getPartial(), meshAxis);
 }
 
-PlacementAttr PlacementAttr::withSplit(int64_t axis, StringAttr meshAxis) const {
+PlacementAttr PlacementAttr::withSplit(int64_t axis,
+                                       StringAttr meshAxis) const {
   PlacementAttr base = withoutSplit(axis);
   SmallVector<int64_t> axes(base.getAxes());
   SmallVector<StringAttr> over(base.getOver());
@@ -261,8 +262,7 @@ FailureOr<PlacementAttr> mlir::kina::parsePlacement(AsmParser &parser) {
     }
   } else {
     if (parser.parseLParen() || parser.parseKeyword("axis") ||
-        parser.parseEqual() ||
-        parseList(parser, [&]() -> ParseResult {
+        parser.parseEqual() || parseList(parser, [&]() -> ParseResult {
           return parser.parseInteger(axes.emplace_back());
         }))
       return failure();

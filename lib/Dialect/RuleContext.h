@@ -45,8 +45,7 @@ public:
           placement.isHost() != resultPlacement.isHost())
         return error() << "operands mix placements: operand #0 is "
                        << result.front().getPlacement().str()
-                       << " but operand #" << index << " is "
-                       << placement.str()
+                       << " but operand #" << index << " is " << placement.str()
                        << " (@host and mesh placements never meet in one "
                           "op)";
     }
@@ -54,8 +53,8 @@ public:
   }
 
   FailureOr<int64_t> intAttr(StringRef name) {
-    auto attr = dyn_cast_or_null<IntegerAttr>(
-        attributes ? attributes.get(name) : Attribute());
+    auto attr = dyn_cast_or_null<IntegerAttr>(attributes ? attributes.get(name)
+                                                         : Attribute());
     if (!attr)
       return error() << "expects an integer attribute '" << name << "'";
     return attr.getValue().getSExtValue();
@@ -70,16 +69,16 @@ public:
   }
 
   FailureOr<StringAttr> stringAttr(StringRef name) {
-    auto attr = dyn_cast_or_null<StringAttr>(
-        attributes ? attributes.get(name) : Attribute());
+    auto attr = dyn_cast_or_null<StringAttr>(attributes ? attributes.get(name)
+                                                        : Attribute());
     if (!attr)
       return error() << "expects a string attribute '" << name << "'";
     return attr;
   }
 
   template <typename AttrT> FailureOr<AttrT> attr(StringRef name) {
-    auto attr = dyn_cast_or_null<AttrT>(
-        attributes ? attributes.get(name) : Attribute());
+    auto attr = dyn_cast_or_null<AttrT>(attributes ? attributes.get(name)
+                                                   : Attribute());
     if (!attr)
       return error() << "expects the attribute '" << name << "'";
     return attr;
@@ -90,8 +89,8 @@ public:
     if (axis >= 0 && axis < type.getRank())
       return success();
     return error() << "axis " << axis << " is out of range for " << what
-                   << " of shape " << formatShape(type.getShape())
-                   << " (rank " << type.getRank() << ")";
+                   << " of shape " << formatShape(type.getShape()) << " (rank "
+                   << type.getRank() << ")";
   }
 
   /// Checks that two operands share their element type.

@@ -29,13 +29,14 @@ static std::optional<int64_t> elementCount(ArrayRef<int64_t> shape) {
 }
 
 FailureOr<Type> ConstantOp::inferResultType(TypeRange operandTypes,
-                                            DictionaryAttr attributes, Operation *mesh,
+                                            DictionaryAttr attributes,
+                                            Operation *mesh,
                                             EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   if (failed(rule.tensors(0)))
     return failure();
-  auto value = dyn_cast_or_null<FloatAttr>(
-      attributes ? attributes.get("value") : Attribute());
+  auto value = dyn_cast_or_null<FloatAttr>(attributes ? attributes.get("value")
+                                                      : Attribute());
   if (!value || !value.getType().isF32())
     return rule.error() << "expects an f32 attribute 'value'";
   MLIRContext *ctx = value.getContext();
@@ -44,7 +45,8 @@ FailureOr<Type> ConstantOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> SliceOp::inferResultType(TypeRange operandTypes,
-                                         DictionaryAttr attributes, Operation *mesh,
+                                         DictionaryAttr attributes,
+                                         Operation *mesh,
                                          EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
@@ -68,7 +70,8 @@ FailureOr<Type> SliceOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
-                                          DictionaryAttr attributes, Operation *mesh,
+                                          DictionaryAttr attributes,
+                                          Operation *mesh,
                                           EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(-1);
@@ -92,8 +95,7 @@ FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
       return rule.error() << "operand #0 of shape "
                           << formatShape(first.getShape()) << " and " << name
                           << " of shape " << formatShape(operand.getShape())
-                          << " differ on a dimension other than axis "
-                          << *axis;
+                          << " differ on a dimension other than axis " << *axis;
     if (llvm::AddOverflow(shape[*axis], operand.getDimSize(*axis),
                           shape[*axis]))
       return rule.error() << "concatenated axis " << *axis << " overflows";
@@ -102,7 +104,8 @@ FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> GatherOp::inferResultType(TypeRange operandTypes,
-                                          DictionaryAttr attributes, Operation *mesh,
+                                          DictionaryAttr attributes,
+                                          Operation *mesh,
                                           EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(2);
@@ -125,7 +128,8 @@ FailureOr<Type> GatherOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> MatmulOp::inferResultType(TypeRange operandTypes,
-                                          DictionaryAttr attributes, Operation *mesh,
+                                          DictionaryAttr attributes,
+                                          Operation *mesh,
                                           EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(2);
@@ -168,7 +172,8 @@ MatmulOp::contextualBroadcastShape(KinaTensorType input, KinaTensorType other,
 }
 
 FailureOr<Type> BroadcastOp::inferResultType(TypeRange operandTypes,
-                                             DictionaryAttr attributes, Operation *mesh,
+                                             DictionaryAttr attributes,
+                                             Operation *mesh,
                                              EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
@@ -192,7 +197,8 @@ FailureOr<Type> BroadcastOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> ReshapeOp::inferResultType(TypeRange operandTypes,
-                                           DictionaryAttr attributes, Operation *mesh,
+                                           DictionaryAttr attributes,
+                                           Operation *mesh,
                                            EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
@@ -210,7 +216,8 @@ FailureOr<Type> ReshapeOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
-                                             DictionaryAttr attributes, Operation *mesh,
+                                             DictionaryAttr attributes,
+                                             Operation *mesh,
                                              EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
@@ -240,7 +247,8 @@ FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
 }
 
 FailureOr<Type> SoftmaxOp::inferResultType(TypeRange operandTypes,
-                                           DictionaryAttr attributes, Operation *mesh,
+                                           DictionaryAttr attributes,
+                                           Operation *mesh,
                                            EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
@@ -276,9 +284,9 @@ static FailureOr<Type> inferElementwiseBinary(TypeRange operandTypes,
 }
 
 #define KINA_ELEMENTWISE_RULE(OP)                                              \
-  FailureOr<Type> OP::inferResultType(TypeRange operandTypes,                  \
-                                      DictionaryAttr attributes, Operation *mesh,  \
-                                      EmitErrorFn emitError) {                 \
+  FailureOr<Type> OP::inferResultType(                                         \
+      TypeRange operandTypes, DictionaryAttr attributes, Operation *mesh,      \
+      EmitErrorFn emitError) {                                                 \
     return inferElementwiseBinary(operandTypes, attributes, mesh, emitError);  \
   }
 KINA_ELEMENTWISE_RULE(AddOp)
@@ -288,8 +296,8 @@ KINA_ELEMENTWISE_RULE(DivOp)
 #undef KINA_ELEMENTWISE_RULE
 
 FailureOr<Type> NegOp::inferResultType(TypeRange operandTypes,
-                                       DictionaryAttr attributes, Operation *mesh,
-                                       EmitErrorFn emitError) {
+                                       DictionaryAttr attributes,
+                                       Operation *mesh, EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
   if (failed(operands))
@@ -298,7 +306,8 @@ FailureOr<Type> NegOp::inferResultType(TypeRange operandTypes,
 }
 
 DictionaryAttr mlir::kina::getInherentAttrs(Operation *op) {
-  auto inherent = dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute());
+  auto inherent =
+      dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute());
   return inherent ? inherent : DictionaryAttr::get(op->getContext());
 }
 
@@ -315,16 +324,15 @@ LogicalResult mlir::kina::verifyInferredResultType(Operation *op) {
   // Where the rule leaves the placement open (a constant's, a reshard's;
   // `@auto` on the mesh), the op's type may decide it.
   PlacementAttr want = expected.getPlacement(), got = actual.getPlacement();
-  bool placementOk =
-      want == got || op->hasTrait<ResultPlacementIsFree>() ||
-      (want.isAuto() && got.isOnMesh());
+  bool placementOk = want == got || op->hasTrait<ResultPlacementIsFree>() ||
+                     (want.isAuto() && got.isOnMesh());
   if (!placementOk || actual.getShape() != expected.getShape() ||
       actual.getElementType() != expected.getElementType())
-    return op->emitOpError() << "result type " << actual
-                             << " does not match the inferred type "
-                             << expected;
-  for (Type type : llvm::concat<const Type>(op->getOperandTypes(),
-                                            op->getResultTypes()))
+    return op->emitOpError()
+           << "result type " << actual << " does not match the inferred type "
+           << expected;
+  for (Type type :
+       llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
     if (failed(verifyPlacement(cast<KinaTensorType>(type), mesh,
                                [op] { return op->emitOpError(); })))
       return failure();

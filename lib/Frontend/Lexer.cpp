@@ -105,8 +105,8 @@ Token Lexer::lexNumber(SourceLoc loc) {
   if (isIdentChar(peek()) || peek() == '.') {
     while (isIdentChar(peek()) || peek() == '.')
       advance();
-    return error(loc, "malformed number '" +
-                          source.slice(start, pos).str() + "'");
+    return error(loc,
+                 "malformed number '" + source.slice(start, pos).str() + "'");
   }
   return make(isFloat ? TokenKind::Float : TokenKind::Integer, loc,
               source.slice(start, pos).str());

@@ -149,9 +149,9 @@ PlacementAttr MLIRGen::convertPlacement(const TypeSpec &spec) {
     }
     for (const std::string &name : spec.splitOver) {
       if (!mesh.getAxisSize(name)) {
-        error(spec.placementLoc) << "unknown mesh axis '" << name
-                                 << "'; the mesh's axes are "
-                                 << mesh.getAxisList();
+        error(spec.placementLoc)
+            << "unknown mesh axis '" << name << "'; the mesh's axes are "
+            << mesh.getAxisList();
         return {};
       }
       over.push_back(builder.getStringAttr(name));
@@ -169,12 +169,11 @@ KinaTensorType MLIRGen::convertType(const TypeSpec &spec) {
   PlacementAttr placement = convertPlacement(spec);
   if (!placement)
     return {};
-  auto type = KinaTensorType::getChecked(
-      [&] { return error(spec.loc); }, &context, ArrayRef<int64_t>(spec.dims),
-      element, placement);
-  if (type && failed(verifyPlacement(type, mesh, [&] {
-        return error(spec.placementLoc);
-      })))
+  auto type = KinaTensorType::getChecked([&] { return error(spec.loc); },
+                                         &context, ArrayRef<int64_t>(spec.dims),
+                                         element, placement);
+  if (type && failed(verifyPlacement(type, mesh,
+                                     [&] { return error(spec.placementLoc); })))
     return {};
   return type;
 }
@@ -220,8 +219,7 @@ Value MLIRGen::placeAs(Value value, PlacementAttr placement, SourceLoc where) {
 OwningOpRef<ModuleOp> MLIRGen::run(const Program &program) {
   context.getOrLoadDialect<KinaDialect>();
   context.getOrLoadDialect<func::FuncDialect>();
-  OwningOpRef<ModuleOp> owned =
-      ModuleOp::create(loc(SourceLoc{1, 1}));
+  OwningOpRef<ModuleOp> owned = ModuleOp::create(loc(SourceLoc{1, 1}));
   module = *owned;
   meshDeclared = program.mesh.has_value();
   if (program.mesh)
@@ -247,8 +245,8 @@ void MLIRGen::declareFunction(const Function &fn) {
   }
   if (fn.isMain) {
     if (mainFunction)
-      error(fn.loc) << "only one function may be @main; '"
-                    << mainFunction->name << "' already is";
+      error(fn.loc) << "only one function may be @main; '" << mainFunction->name
+                    << "' already is";
     else
       mainFunction = &fn;
     if (!fn.params.empty())
@@ -339,8 +337,8 @@ void MLIRGen::genStatement(const Statement &stmt, FunctionInfo &info) {
     if (type.getShape() != expected.getShape() ||
         type.getElementType() != expected.getElementType()) {
       error(stmt.value->loc)
-          << "return value has type " << formatType(value.getType())
-          << " but '" << current->name << "' returns " << formatType(expected);
+          << "return value has type " << formatType(value.getType()) << " but '"
+          << current->name << "' returns " << formatType(expected);
       return;
     }
     // The caller receives the declared placement.
@@ -352,8 +350,7 @@ void MLIRGen::genStatement(const Statement &stmt, FunctionInfo &info) {
   auto previous = boundAt.find(stmt.name);
   if (previous != boundAt.end()) {
     error(stmt.nameLoc) << "'" << stmt.name << "' is already bound at line "
-                        << previous->second.line << ":"
-                        << previous->second.col
+                        << previous->second.line << ":" << previous->second.col
                         << "; a name is bound once per function";
     return;
   }
@@ -421,14 +418,13 @@ Value MLIRGen::genExpr(const Expr &expr) {
   case Expr::Kind::Number: {
     float value = float(expr.number);
     if (!std::isfinite(value)) {
-      error(expr.loc) << "number " << expr.number
-                      << " is out of range for F32";
+      error(expr.loc) << "number " << expr.number << " is out of range for F32";
       return nullptr;
     }
-    auto type = KinaTensorType::get(
-        &context, {}, builder.getF32Type(),
-        meshBody ? PlacementAttr::getReplicated(&context)
-                 : PlacementAttr::getHost(&context));
+    auto type =
+        KinaTensorType::get(&context, {}, builder.getF32Type(),
+                            meshBody ? PlacementAttr::getReplicated(&context)
+                                     : PlacementAttr::getHost(&context));
     return ConstantOp::create(builder, loc(expr.loc), type,
                               builder.getF32FloatAttr(value));
   }
@@ -517,7 +513,8 @@ const InferResultTypeOpInterface::Concept *
 MLIRGen::shapeRule(const SurfaceOp &op, SourceLoc where) {
   std::optional<RegisteredOperationName> name =
       RegisteredOperationName::lookup(op.opName, &context);
-  auto *rule = name ? name->getInterface<InferResultTypeOpInterface>() : nullptr;
+  auto *rule =
+      name ? name->getInterface<InferResultTypeOpInterface>() : nullptr;
   if (!rule)
     error(where) << "internal error: " << op.opName << " has no shape rule";
   return rule;
@@ -557,8 +554,8 @@ Value MLIRGen::createOp(const SurfaceOp &op, SourceLoc where,
   if (!rule)
     return nullptr;
   FailureOr<Type> type = rule->inferResultType(
-      TypeRange(operands), builder.getDictionaryAttr(attrs),
-      mesh, [&] { return error(where) << opDisplayName(op) << ": "; });
+      TypeRange(operands), builder.getDictionaryAttr(attrs), mesh,
+      [&] { return error(where) << opDisplayName(op) << ": "; });
   if (failed(type))
     return nullptr;
   OperationState state(loc(where), op.opName);
@@ -610,8 +607,7 @@ Value MLIRGen::genCall(const Expr &expr) {
     error(expr.operands[i]->loc)
         << "argument " << i + 1 << " of '" << expr.name << "' has type "
         << formatType(arg.getType()) << " but parameter '"
-        << calleeAst->params[i].name << "' is "
-        << formatType(type.getInput(i));
+        << calleeAst->params[i].name << "' is " << formatType(type.getInput(i));
     return nullptr;
   }
   return func::CallOp::create(builder, loc(expr.loc), callee, args)
@@ -627,8 +623,7 @@ void MLIRGen::checkRecursion(const Program &program) {
     for (auto &[callee, where] : callGraph.lookup(name)) {
       State s = state.lookup(callee);
       if (s == State::Active)
-        error(where) << "recursive call of '" << callee
-                     << "' is not supported";
+        error(where) << "recursive call of '" << callee << "' is not supported";
       else if (s == State::Unvisited)
         visit(callee);
     }

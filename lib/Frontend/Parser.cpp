@@ -73,11 +73,10 @@ private:
       return true;
     if (tok().is(TokenKind::Eof) || tok().is(TokenKind::Newline) ||
         tok().is(TokenKind::RBrace))
-      return error(open, std::string("unterminated bracket: missing '") +
-                             what + "' for the one opened here");
+      return error(open, std::string("unterminated bracket: missing '") + what +
+                             "' for the one opened here");
     return expected(std::string("'") + what + "' to close the bracket at " +
-                    std::to_string(open.line) + ":" +
-                    std::to_string(open.col));
+                    std::to_string(open.line) + ":" + std::to_string(open.col));
   }
   static std::string describe(const Token &token);
   void skipStatement();
@@ -171,8 +170,8 @@ bool Parser::checkBindable(const Token &name, const char *what) {
   if (!name.is(TokenKind::Identifier))
     return expected(std::string("a name for the ") + what);
   if (isKeyword(name.text))
-    return error(name.loc, "'" + name.text +
-                               "' is reserved and cannot name a " + what);
+    return error(name.loc,
+                 "'" + name.text + "' is reserved and cannot name a " + what);
   return true;
 }
 
@@ -332,8 +331,7 @@ bool Parser::parseMesh(Program &program) {
   MeshDecl mesh;
   mesh.loc = loc;
   SourceLoc open = tok().loc;
-  if (!expect(TokenKind::LParen, "'(' after @mesh") ||
-      !parseDims(mesh.shape))
+  if (!expect(TokenKind::LParen, "'(' after @mesh") || !parseDims(mesh.shape))
     return false;
   if (consumeIf(TokenKind::Comma)) {
     if (!tok().isIdentifier("axes") || !peekTok().is(TokenKind::Equal))
@@ -503,10 +501,9 @@ ExprPtr Parser::parseExpr() {
 
 /// Binary levels, loosest first: `+ -`, `* /`, `@`; all left-associative.
 ExprPtr Parser::parseBinary(int level) {
-  static const TokenKind levels[3][2] = {
-      {TokenKind::Plus, TokenKind::Minus},
-      {TokenKind::Star, TokenKind::Slash},
-      {TokenKind::At, TokenKind::At}};
+  static const TokenKind levels[3][2] = {{TokenKind::Plus, TokenKind::Minus},
+                                         {TokenKind::Star, TokenKind::Slash},
+                                         {TokenKind::At, TokenKind::At}};
   auto operand = [&]() {
     return level == 2 ? parseUnary() : parseBinary(level + 1);
   };
@@ -663,8 +660,7 @@ ExprPtr Parser::checkHeight(ExprPtr expr) {
   if (expr->height <= kMaxTreeHeight)
     return expr;
   error(expr->loc, "expression is nested too deeply (more than " +
-                       std::to_string(kMaxTreeHeight) +
-                       " operations deep)");
+                       std::to_string(kMaxTreeHeight) + " operations deep)");
   return nullptr;
 }
 
@@ -797,8 +793,8 @@ ExprPtr Parser::parseCallForm(const SurfaceOp &op, SourceLoc loc,
         continue;
       }
       if (positionalAttrs >= op.numAttrs) {
-        error(tok().loc, std::string("too many arguments for '") +
-                             op.surfaceName + "'");
+        error(tok().loc,
+              std::string("too many arguments for '") + op.surfaceName + "'");
         return nullptr;
       }
       AttrValue value;

@@ -18,8 +18,7 @@ const SurfaceAttr *SurfaceOp::findAttr(llvm::StringRef name) const {
   return nullptr;
 }
 
-template <typename Pred>
-static const SurfaceOp *findOp(Pred pred) {
+template <typename Pred> static const SurfaceOp *findOp(Pred pred) {
   for (const SurfaceOp &op : surfaceOpTable)
     if (pred(op))
       return &op;

@@ -35,9 +35,9 @@ static struct {
   pthread_cond_t wake, done;
   pthread_t workers[KINA_MAX_THREADS];
   uint64_t born[KINA_MAX_THREADS]; /* the generation when each started */
-  pid_t owner;     /* the process the workers belong to */
-  int started;     /* workers running */
-  int requested;   /* threads per launch, the caller included; 0: default */
+  pid_t owner;                     /* the process the workers belong to */
+  int started;                     /* workers running */
+  int requested; /* threads per launch, the caller included; 0: default */
   int stopping;
   int cores;           /* usable cores, once known */
   int spin;            /* threads <= cores: waiters may spin first */
@@ -81,8 +81,8 @@ static int default_threads(void) {
 /* Takes chunks until the iteration space is exhausted. */
 static void run_chunks(void) {
   for (;;) {
-    int64_t begin = __atomic_fetch_add(&pool.next, pool.chunk,
-                                       __ATOMIC_RELAXED);
+    int64_t begin =
+        __atomic_fetch_add(&pool.next, pool.chunk, __ATOMIC_RELAXED);
     if (begin >= pool.iterations)
       return;
     int64_t end = begin + pool.chunk;
@@ -179,8 +179,7 @@ static void forget_parent_workers(void) {
   pool.owner = 0;
 }
 
-void kina_parallel_for(kina_loop_body body, void *context,
-                       int64_t iterations) {
+void kina_parallel_for(kina_loop_body body, void *context, int64_t iterations) {
   if (iterations <= 0)
     return;
   int threads = kina_get_num_threads();
@@ -192,8 +191,10 @@ void kina_parallel_for(kina_loop_body body, void *context,
     return;
   }
   pthread_mutex_lock(&pool.lock);
-  int workers = pool.stopping ? 0 : grow_pool(
-      (int)(iterations < threads ? iterations : threads) - 1);
+  int workers =
+      pool.stopping
+          ? 0
+          : grow_pool((int)(iterations < threads ? iterations : threads) - 1);
   if (workers == 0) {
     pthread_mutex_unlock(&pool.lock);
     pthread_mutex_unlock(&pool.launch);

@@ -91,9 +91,8 @@ struct SinkConcatIntoOperands : OpRewritePattern<ConcatOp> {
       merged.set("shape", rewriter.getDenseI64ArrayAttr(type.getShape()));
     FailureOr<Type> inferred =
         cast<InferResultTypeOpInterface>(first).inferResultType(
-            TypeRange(ValueRange(operands)),
-            merged.getDictionary(getContext()), MeshOp::lookup(concat),
-            [] { return InFlightDiagnostic(); });
+            TypeRange(ValueRange(operands)), merged.getDictionary(getContext()),
+            MeshOp::lookup(concat), [] { return InFlightDiagnostic(); });
     if (failed(inferred) || *inferred != concat.getType())
       return failure();
     OperationState state(concat.getLoc(), first->getName());
@@ -117,13 +116,13 @@ struct SumOfMatmuls : OpRewritePattern<AddOp> {
       return failure();
     int64_t rank = cast<KinaTensorType>(add.getType()).getRank();
     Location loc = add.getLoc();
-    Value lhs = tryConcat(rewriter, loc, {left.getLhs(), right.getLhs()},
-                          rank - 1);
-    Value rhs = tryConcat(rewriter, loc, {left.getRhs(), right.getRhs()},
-                          rank - 2);
-    auto product =
-        lhs && rhs ? tryCreateInferred<MatmulOp>(rewriter, loc, lhs, rhs)
-                   : MatmulOp();
+    Value lhs =
+        tryConcat(rewriter, loc, {left.getLhs(), right.getLhs()}, rank - 1);
+    Value rhs =
+        tryConcat(rewriter, loc, {left.getRhs(), right.getRhs()}, rank - 2);
+    auto product = lhs && rhs
+                       ? tryCreateInferred<MatmulOp>(rewriter, loc, lhs, rhs)
+                       : MatmulOp();
     if (!product || product.getType() != add.getType())
       return failure();
     rewriter.replaceOp(add, product.getResult());

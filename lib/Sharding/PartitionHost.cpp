@@ -86,8 +86,8 @@ private:
   /// The blocks of `value` (placed `placement`) over `axes`, each built by
   /// `make` for its coordinate.
   LogicalResult
-  defineBlocks(Value value, function_ref<FailureOr<Value>(const Coordinate &)>
-                                make);
+  defineBlocks(Value value,
+               function_ref<FailureOr<Value>(const Coordinate &)> make);
 
   MeshOp mesh;
   OpBuilder builder;
@@ -101,7 +101,6 @@ KinaTensorType HostPartition::hostType(Type type) const {
   return cast<KinaTensorType>(type).withPlacement(
       PlacementAttr::getHost(type.getContext()));
 }
-
 
 Blocks &HostPartition::blocksOf(Value value, PlacementAttr placement) {
   Blocks &blocks = values[value];
@@ -292,8 +291,8 @@ LogicalResult HostPartition::collective(Operation *op) {
   auto sliceOf = [&](Value whole, int64_t dim,
                      int64_t index) -> FailureOr<Value> {
     int64_t size = typeOf(whole).getDimSize(dim) / n;
-    return built(createInferred<SliceOp>(builder, loc, whole, dim,
-                                         index * size, (index + 1) * size));
+    return built(createInferred<SliceOp>(builder, loc, whole, dim, index * size,
+                                         (index + 1) * size));
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](AllGatherOp gather) {
@@ -377,9 +376,9 @@ LogicalResult HostPartition::partition(Operation *op) {
   if (auto constant = dyn_cast<ConstantOp>(op)) {
     if (!onMesh(constant.getResult()))
       return success();
-    auto host = ConstantOp::create(builder, op->getLoc(),
-                                   hostType(constant.getType()),
-                                   constant.getValueAttr());
+    auto host =
+        ConstantOp::create(builder, op->getLoc(), hostType(constant.getType()),
+                           constant.getValueAttr());
     blocksOf(constant.getResult(), typeOf(constant.getResult()).getPlacement())
         .whole = host;
     return success();

@@ -16,8 +16,7 @@
 using namespace mlir;
 using namespace mlir::kina;
 
-SmallVector<int64_t> mlir::kina::blockShape(KinaTensorType type,
-                                            MeshOp mesh) {
+SmallVector<int64_t> mlir::kina::blockShape(KinaTensorType type, MeshOp mesh) {
   SmallVector<int64_t> shape(type.getShape());
   PlacementAttr placement = type.getPlacement();
   for (auto [dim, axis] :
@@ -52,8 +51,8 @@ LogicalResult mlir::kina::partitionSpmd(func::FuncOp fn, MeshOp mesh) {
     if (results.back() != type)
       fn.setResultAttr(i, global, TypeAttr::get(type));
   }
-  fn.setType(FunctionType::get(fn.getContext(),
-                               fn.getBody().getArgumentTypes(), results));
+  fn.setType(FunctionType::get(fn.getContext(), fn.getBody().getArgumentTypes(),
+                               results));
   WalkResult walk = fn.walk([&](Operation *op) {
     for (Value result : op->getResults())
       if (auto type = dyn_cast<KinaTensorType>(result.getType());
@@ -74,9 +73,8 @@ LogicalResult mlir::kina::partitionSpmd(func::FuncOp fn, MeshOp mesh) {
       return WalkResult::advance();
     }
     auto rule = dyn_cast<InferResultTypeOpInterface>(op);
-    if (!rule || !llvm::any_of(op->getResultTypes(), [&](Type t) {
-          return localType(t, mesh) != t;
-        }))
+    if (!rule || !llvm::any_of(op->getResultTypes(),
+                               [&](Type t) { return localType(t, mesh) != t; }))
       return WalkResult::advance();
     Type local = localType(op->getResult(0).getType(), mesh);
     if (auto shape = op->getAttrOfType<DenseI64ArrayAttr>("shape"))
@@ -88,9 +86,9 @@ LogicalResult mlir::kina::partitionSpmd(func::FuncOp fn, MeshOp mesh) {
       return WalkResult::advance();
     }
     // The op's own rule, on the blocks, says what a device computes.
-    FailureOr<Type> inferred = rule.inferResultType(
-        op->getOperandTypes(), getInherentAttrs(op), mesh,
-        [&] { return op->emitOpError("per device: "); });
+    FailureOr<Type> inferred =
+        rule.inferResultType(op->getOperandTypes(), getInherentAttrs(op), mesh,
+                             [&] { return op->emitOpError("per device: "); });
     if (failed(inferred))
       return WalkResult::interrupt();
     op->getResult(0).setType(*inferred);

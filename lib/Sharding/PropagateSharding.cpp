@@ -124,15 +124,16 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   };
 
   // Partial sums stay partial only through a sum of equally placed values.
-  bool linear = isa<AddOp, SubOp>(op) &&
-                llvm::all_equal(llvm::map_range(op->getOperands(), placementOf));
+  bool linear =
+      isa<AddOp, SubOp>(op) &&
+      llvm::all_equal(llvm::map_range(op->getOperands(), placementOf));
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     PlacementAttr placement = placementOf(op->getOperand(i));
     for (StringAttr axis : placement.getPartial())
-      if (!linear &&
-          failed(replaceOperand(i, placementOf(op->getOperand(i)).withoutPartial(axis),
-                                operandName(i) + " is a partial sum, and " +
-                                    opName + " needs whole values")))
+      if (!linear && failed(replaceOperand(
+                         i, placementOf(op->getOperand(i)).withoutPartial(axis),
+                         operandName(i) + " is a partial sum, and " + opName +
+                             " needs whole values")))
         return failure();
   }
   // Axes the op needs whole.
@@ -208,8 +209,9 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
     // operand that has the factor must be able to take the split.
     std::optional<int64_t> resultDim =
         keep >= 0 ? rule.resultDimOf(keep) : std::nullopt;
-    bool keepable = keep != kGatherAll &&
-                    (!resultDim || resultType.getDimSize(*resultDim) % size == 0);
+    bool keepable =
+        keep != kGatherAll &&
+        (!resultDim || resultType.getDimSize(*resultDim) % size == 0);
     for (unsigned i = 0; keepable && i < op->getNumOperands(); ++i) {
       // Operands that split another factor over the axis are gathered
       // first, which frees the axis for them.
@@ -220,12 +222,11 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
       std::optional<int64_t> dim = rule.operandDimOf(i, keep);
       PlacementAttr placement = placementOf(op->getOperand(i));
       if (dim && placement.getSplitOf(*dim) != axis)
-        keepable = !placement.getSplitOf(*dim) &&
-                   !placement.getAxisSplitBy(axis) &&
-                   cast<KinaTensorType>(op->getOperand(i).getType())
-                               .getDimSize(*dim) %
-                           size ==
-                       0;
+        keepable =
+            !placement.getSplitOf(*dim) && !placement.getAxisSplitBy(axis) &&
+            cast<KinaTensorType>(op->getOperand(i).getType()).getDimSize(*dim) %
+                    size ==
+                0;
     }
     std::string kept;
     for (auto [i, factor] : claims)
@@ -279,8 +280,8 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
     uses.push_back(&use);
   FailureOr<Value> converted =
       convert(next, value, wanted,
-              "the annotation at " + locationText(op->getLoc()) +
-                  " asks for " + wanted.str());
+              "the annotation at " + locationText(op->getLoc()) + " asks for " +
+                  wanted.str());
   if (failed(converted))
     return failure();
   for (OpOperand *use : uses)
@@ -293,8 +294,8 @@ LogicalResult Propagation::run(func::FuncOp fn) {
   if (fn.isExternal())
     return success();
   for (auto [i, arg] : llvm::enumerate(fn.getArguments())) {
-    auto name =
-        fn.getArgAttrOfType<StringAttr>(i, KinaDialect::NameAttrHelper::getNameStr());
+    auto name = fn.getArgAttrOfType<StringAttr>(
+        i, KinaDialect::NameAttrHelper::getNameStr());
     origin[arg] = name ? "parameter '" + name.str() + "'"
                        : "argument #" + std::to_string(i);
   }
@@ -341,8 +342,7 @@ static void hoistGathers(func::FuncOp fn) {
   for (AllGatherOp gather : gathers) {
     while (true) {
       Operation *mover = gather.getInput().getDefiningOp();
-      if (!mover || !isa<TransposeOp, ReshapeOp>(mover) ||
-          !mover->hasOneUse())
+      if (!mover || !isa<TransposeOp, ReshapeOp>(mover) || !mover->hasOneUse())
         break;
       std::optional<ShardingRule> rule = getShardingRule(mover);
       int64_t factor = rule->resultDims[gather.getAxis()];

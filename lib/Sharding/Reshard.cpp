@@ -77,13 +77,13 @@ int64_t mlir::kina::bytesSentPerDevice(Operation *collective) {
   MeshOp mesh = MeshOp::lookup(collective);
   auto over = collective->getAttrOfType<StringAttr>("over");
   if (!over)
-    over = dyn_cast_or_null<StringAttr>(
-        getInherentAttrs(collective).get("over"));
+    over =
+        dyn_cast_or_null<StringAttr>(getInherentAttrs(collective).get("over"));
   if (!mesh || !over)
     return 0;
   int64_t n = mesh.getAxisSize(over.getValue()).value_or(1);
-  int64_t block = input.getNumElements() *
-                  ::kina::dtypeInfo(input.getDType()).bytes;
+  int64_t block =
+      input.getNumElements() * ::kina::dtypeInfo(input.getDType()).bytes;
   PlacementAttr placement = input.getPlacement();
   if (placement.isMesh())
     for (StringAttr axis : placement.getOver())

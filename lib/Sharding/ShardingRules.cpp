@@ -52,9 +52,8 @@ static ShardingRule broadcastRule(BroadcastOp op) {
   int64_t offset = result.getRank() - input.getRank();
   SmallVector<int64_t> dims;
   for (int64_t d = 0; d < input.getRank(); ++d)
-    dims.push_back(input.getDimSize(d) == result.getDimSize(offset + d)
-                       ? offset + d
-                       : -1);
+    dims.push_back(
+        input.getDimSize(d) == result.getDimSize(offset + d) ? offset + d : -1);
   rule.operandDims = {dims};
   return rule;
 }
@@ -95,9 +94,9 @@ mlir::kina::reshapeGroups(ArrayRef<int64_t> source, ArrayRef<int64_t> target) {
     // Take dims from the side with the smaller product (each side at least
     // one while it has dims left) until the products meet.
     while (s < source.size() || t < target.size()) {
-      bool takeSource = t == target.size() ||
-                        (s < source.size() &&
-                         (from.empty() || (!to.empty() && a < b)));
+      bool takeSource =
+          t == target.size() ||
+          (s < source.size() && (from.empty() || (!to.empty() && a < b)));
       if (takeSource) {
         a *= source[s];
         from.push_back(s++);
@@ -168,7 +167,6 @@ std::optional<ShardingRule> mlir::kina::getShardingRule(Operation *op) {
       .Case([](GatherOp op) { return gatherRule(op); })
       .Case([](SliceOp op) { return elementwiseBlocking(op, op.getAxis()); })
       .Case([](ConcatOp op) { return elementwiseBlocking(op, op.getAxis()); })
-      .Case(
-          [](SoftmaxOp op) { return elementwiseBlocking(op, op.getAxis()); })
+      .Case([](SoftmaxOp op) { return elementwiseBlocking(op, op.getAxis()); })
       .Default([](Operation *) { return std::nullopt; });
 }

@@ -10,8 +10,8 @@
 #include "Kina/Target/SharedObject.h"
 
 #include "Kina/Config.h"
-#include "Kina/Target/Runtime.h"
 #include "Kina/Pipelines/Pipelines.h"
+#include "Kina/Target/Runtime.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -32,9 +32,9 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
 
 using namespace mlir;
 using namespace mlir::kina;
@@ -104,11 +104,10 @@ static LogicalResult addCInterface(llvm::Module &module,
     }
     auto *type = llvm::FunctionType::get(
         b.getInt32Ty(),
-        SmallVector<llvm::Type *>(sig.params.size() + 1, b.getPtrTy()),
-        false);
-    auto *wrapper = llvm::Function::Create(
-        type, llvm::GlobalValue::ExternalLinkage, KINA_EXPORT_PREFIX + sig.name,
-        module);
+        SmallVector<llvm::Type *>(sig.params.size() + 1, b.getPtrTy()), false);
+    auto *wrapper =
+        llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                               KINA_EXPORT_PREFIX + sig.name, module);
     for (unsigned i = 0; i < sig.params.size(); ++i) {
       wrapper->getArg(i)->setName(sig.params[i].name);
       wrapper->addParamAttr(i, llvm::Attribute::ReadOnly);
@@ -119,17 +118,18 @@ static LogicalResult addCInterface(llvm::Module &module,
     for (llvm::Argument &arg : wrapper->args())
       args.push_back(&arg);
     llvm::Value *ok = b.CreateCall(inner, args);
-    b.CreateRet(inner->getReturnType()->isVoidTy()
-                    ? b.getInt32(KINA_STATUS_OK)
-                    : b.CreateSelect(ok, b.getInt32(KINA_STATUS_OK),
-                                     b.getInt32(KINA_STATUS_GATHER_OUT_OF_RANGE)));
+    b.CreateRet(
+        inner->getReturnType()->isVoidTy()
+            ? b.getInt32(KINA_STATUS_OK)
+            : b.CreateSelect(ok, b.getInt32(KINA_STATUS_OK),
+                             b.getInt32(KINA_STATUS_GATHER_OUT_OF_RANGE)));
 
     // The same call with its pointers in an array, for embedders that call
     // functions of any arity (the Python bindings).
     auto *packed = llvm::Function::Create(
         llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, false),
-        llvm::GlobalValue::ExternalLinkage,
-        ::kina::packedEntrySymbol(sig.name), module);
+        llvm::GlobalValue::ExternalLinkage, ::kina::packedEntrySymbol(sig.name),
+        module);
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", packed));
     SmallVector<llvm::Value *> unpacked;
     for (unsigned i = 0; i < args.size(); ++i)
@@ -175,19 +175,18 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &machine,
     for (llvm::Function &fn : module)
       if (!fn.isDeclaration())
         fn.addFnAttr(llvm::Attribute::SanitizeAddress);
-    builder.registerOptimizerLastEPCallback(
-        [](llvm::ModulePassManager &pm, llvm::OptimizationLevel,
-           llvm::ThinOrFullLTOPhase) {
-          pm.addPass(llvm::AddressSanitizerPass(llvm::AddressSanitizerOptions()));
-        });
+    builder.registerOptimizerLastEPCallback([](llvm::ModulePassManager &pm,
+                                               llvm::OptimizationLevel,
+                                               llvm::ThinOrFullLTOPhase) {
+      pm.addPass(llvm::AddressSanitizerPass(llvm::AddressSanitizerOptions()));
+    });
   }
   builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
       .run(module, mam);
 }
 
-static FailureOr<std::string> emitObject(llvm::Module &module,
-                                         llvm::TargetMachine &machine,
-                                         Location loc) {
+static FailureOr<std::string>
+emitObject(llvm::Module &module, llvm::TargetMachine &machine, Location loc) {
   SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen;
@@ -199,15 +198,14 @@ static FailureOr<std::string> emitObject(llvm::Module &module,
 }
 
 static LogicalResult link(StringRef object, StringRef output, Location loc) {
-  SmallVector<StringRef> args = {KINA_LLD_PATH, "-shared",
-                                 "--as-needed", "-z",
-                                 "noexecstack", "-o",
-                                 output,        object,
-                                 "-L" KINA_SYSTEM_LIBRARY_DIR, "-lm",
-                                 "-lc"};
+  SmallVector<StringRef> args = {
+      KINA_LLD_PATH, "-shared",     "--as-needed",
+      "-z",          "noexecstack", "-o",
+      output,        object,        "-L" KINA_SYSTEM_LIBRARY_DIR,
+      "-lm",         "-lc"};
   std::string error;
-  int status = llvm::sys::ExecuteAndWait(KINA_LLD_PATH, args, std::nullopt,
-                                         {}, 0, 0, &error);
+  int status = llvm::sys::ExecuteAndWait(KINA_LLD_PATH, args, std::nullopt, {},
+                                         0, 0, &error);
   if (status != 0)
     return emitError(loc) << "linking with " << KINA_LLD_PATH
                           << " failed (status " << status << ") " << error;
@@ -298,8 +296,8 @@ LogicalResult mlir::kina::compileToSharedObject(ModuleOp kinaModule,
     std::error_code ec;
     llvm::raw_fd_ostream os(objectPath, ec);
     if (ec)
-      return emitError(loc) << "cannot write " << objectPath << ": "
-                            << ec.message();
+      return emitError(loc)
+             << "cannot write " << objectPath << ": " << ec.message();
     os << *object;
   }
   if (failed(link(objectPath, linked, loc)))

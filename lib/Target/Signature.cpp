@@ -9,10 +9,10 @@
 
 using namespace mlir;
 using namespace mlir::kina;
+using ::kina::describeStatus;
 using ::kina::DType;
 using ::kina::dtypeInfo;
 using ::kina::FunctionSignature;
-using ::kina::describeStatus;
 using ::kina::ModuleSignature;
 using ::kina::TensorSignature;
 
@@ -22,9 +22,9 @@ static FailureOr<TensorSignature> tensorSignature(func::FuncOp fn, Type type,
   if (!tensor)
     return fn.emitError("cannot export '")
            << fn.getName() << "': " << type << " is not a kina tensor";
-  return TensorSignature{std::move(name), tensor.getDType(),
-                         std::vector<int64_t>(tensor.getShape().begin(),
-                                              tensor.getShape().end())};
+  return TensorSignature{
+      std::move(name), tensor.getDType(),
+      std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end())};
 }
 
 FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
@@ -49,8 +49,7 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
       return fn.emitError("function '")
              << fn.getName() << "' clashes with the runtime's " << exported
              << "; rename it";
-    FunctionSignature function{fn.getName().str(), fn.getName().str(), {},
-                               {}};
+    FunctionSignature function{fn.getName().str(), fn.getName().str(), {}, {}};
     for (unsigned i = 0; i < type.getNumInputs(); ++i) {
       auto name = fn.getArgAttrOfType<StringAttr>(
           i, KinaDialect::NameAttrHelper::getNameStr());
@@ -81,13 +80,13 @@ std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
   };
   // Kina names are identifiers, but may be C keywords or `out`.
   static const llvm::StringSet<> cKeywords = {
-      "auto",     "break",   "case",     "char",   "const",    "continue",
-      "default",  "do",      "double",   "else",   "enum",     "extern",
-      "float",    "for",     "goto",     "if",     "inline",   "int",
-      "long",     "register", "restrict", "return", "short",    "signed",
-      "sizeof",   "static",  "struct",   "switch", "typedef",  "union",
-      "unsigned", "void",    "volatile", "while",  "bool",     "true",
-      "false",    "int32_t", "int64_t",  "float_t", "_Bool",   "out"};
+      "auto",     "break",    "case",     "char",    "const",   "continue",
+      "default",  "do",       "double",   "else",    "enum",    "extern",
+      "float",    "for",      "goto",     "if",      "inline",  "int",
+      "long",     "register", "restrict", "return",  "short",   "signed",
+      "sizeof",   "static",   "struct",   "switch",  "typedef", "union",
+      "unsigned", "void",     "volatile", "while",   "bool",    "true",
+      "false",    "int32_t",  "int64_t",  "float_t", "_Bool",   "out"};
   auto cName = [&](std::string name) {
     while (cKeywords.contains(name))
       name += "_";
@@ -110,8 +109,7 @@ std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
     os << ") -> " << shape(fn.result) << " */\n";
     os << "int32_t kina_" << fn.name << "(";
     for (const TensorSignature &param : fn.params)
-      os << "const " << cType(param.dtype) << " *" << cName(param.name)
-         << ", ";
+      os << "const " << cType(param.dtype) << " *" << cName(param.name) << ", ";
     os << cType(fn.result.dtype) << " *out);\n\n";
   }
   os << "/* JSON describing every exported function. */\n"

@@ -23,8 +23,8 @@ namespace mlir::kina {
 using namespace mlir;
 
 /// The functions of `module`, callees before callers; fails on recursion.
-static FailureOr<SmallVector<func::FuncOp>>
-calleesFirst(ModuleOp module, SymbolTable &symbols) {
+static FailureOr<SmallVector<func::FuncOp>> calleesFirst(ModuleOp module,
+                                                         SymbolTable &symbols) {
   SmallVector<func::FuncOp> order;
   DenseSet<Operation *> done, active;
   std::function<LogicalResult(func::FuncOp)> visit =

@@ -1,4 +1,5 @@
-//===- CheckedOptions.h - Passes that reject bad options by name -*- C++ -*-===//
+//===- CheckedOptions.h - Passes that reject bad options by name -*- C++
+//-*-===//
 #ifndef KINA_LIB_TRANSFORMS_CHECKEDOPTIONS_H
 #define KINA_LIB_TRANSFORMS_CHECKEDOPTIONS_H
 

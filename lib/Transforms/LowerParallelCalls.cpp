@@ -55,9 +55,9 @@ static LLVM::LLVMFuncOp createTask(LLVM::LLVMFuncOp body,
   b.setInsertionPointToStart(entry);
   SmallVector<Value> args = {entry->getArgument(1), entry->getArgument(2)};
   for (auto [i, type] : llvm::enumerate(context.getBody())) {
-    Value field = LLVM::GEPOp::create(
-        b, loc, ptr, context, entry->getArgument(0),
-        ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+    Value field =
+        LLVM::GEPOp::create(b, loc, ptr, context, entry->getArgument(0),
+                            ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
     args.push_back(LLVM::LoadOp::create(b, loc, type, field));
   }
   LLVM::CallOp::create(b, loc, body, args);

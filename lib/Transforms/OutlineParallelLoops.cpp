@@ -80,10 +80,12 @@ static Value rebuildAt(OpBuilder &b, Location loc, const Capture &capture,
 }
 
 static LogicalResult outline(scf::ForallOp loop, SymbolTable &symbols) {
-  std::optional<SmallVector<int64_t>>
-      lowers = getConstantIntValues(loop.getMixedLowerBound()),
-      uppers = getConstantIntValues(loop.getMixedUpperBound()),
-      steps = getConstantIntValues(loop.getMixedStep());
+  std::optional<SmallVector<int64_t>> lowers = getConstantIntValues(
+                                          loop.getMixedLowerBound()),
+                                      uppers = getConstantIntValues(
+                                          loop.getMixedUpperBound()),
+                                      steps = getConstantIntValues(
+                                          loop.getMixedStep());
   if (loop.getNumResults() != 0 || !lowers || !uppers || !steps)
     return success(); // stays a loop (scf-forall-to-for)
   auto parent = loop->getParentOfType<func::FuncOp>();
@@ -91,9 +93,8 @@ static LogicalResult outline(scf::ForallOp loop, SymbolTable &symbols) {
   SmallVector<int64_t> trips;
   int64_t total = 1;
   for (auto [lower, upper, step] : llvm::zip(*lowers, *uppers, *steps)) {
-    trips.push_back(step > 0 && upper > lower ? llvm::divideCeil(upper - lower,
-                                                                 step)
-                                              : 0);
+    trips.push_back(
+        step > 0 && upper > lower ? llvm::divideCeil(upper - lower, step) : 0);
     total *= trips.back();
   }
 
@@ -115,9 +116,8 @@ static LogicalResult outline(scf::ForallOp loop, SymbolTable &symbols) {
   }
 
   SmallVector<Type> paramTypes = {b.getIndexType(), b.getIndexType()};
-  SmallVector<Value> callArgs = {
-      arith::ConstantIndexOp::create(b, loc, 0),
-      arith::ConstantIndexOp::create(b, loc, total)};
+  SmallVector<Value> callArgs = {arith::ConstantIndexOp::create(b, loc, 0),
+                                 arith::ConstantIndexOp::create(b, loc, total)};
   for (const Capture &capture : captures)
     for (Value argument : capture.arguments) {
       paramTypes.push_back(argument.getType());
@@ -125,9 +125,9 @@ static LogicalResult outline(scf::ForallOp loop, SymbolTable &symbols) {
     }
 
   OpBuilder moduleBuilder(parent);
-  auto body = func::FuncOp::create(
-      moduleBuilder, loc, (parent.getName() + "_parallel").str(),
-      b.getFunctionType(paramTypes, {}));
+  auto body = func::FuncOp::create(moduleBuilder, loc,
+                                   (parent.getName() + "_parallel").str(),
+                                   b.getFunctionType(paramTypes, {}));
   body.setPrivate();
   mlir::kina::KinaDialect::ParallelBodyAttrHelper(b.getContext())
       .setAttr(body, b.getUnitAttr());

@@ -41,7 +41,8 @@ static SmallVector<int64_t> splitSizes(linalg::LinalgOp op, int64_t pieces) {
 
 namespace {
 struct SplitParallelOpsPass
-    : mlir::kina::detail::CheckedOptions<mlir::kina::impl::SplitParallelOpsPassBase<SplitParallelOpsPass>> {
+    : mlir::kina::detail::CheckedOptions<
+          mlir::kina::impl::SplitParallelOpsPassBase<SplitParallelOpsPass>> {
   using CheckedOptions::CheckedOptions;
 
   /// What is wrong with the options, if anything.

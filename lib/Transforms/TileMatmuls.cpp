@@ -115,11 +115,11 @@ static FailureOr<Value> packStrips(RewriterBase &rewriter,
               Value v = vector::TransferReadOp::create(
                   b, loc, vector, hoisted, ValueRange{row, column}, pad,
                   ArrayRef<bool>{true});
-              Value written = vector::TransferWriteOp::create(
-                                  b, loc, v, into.front(),
-                                  ValueRange{strip, row, zero},
-                                  ArrayRef<bool>{true})
-                                  .getResult();
+              Value written =
+                  vector::TransferWriteOp::create(b, loc, v, into.front(),
+                                                  ValueRange{strip, row, zero},
+                                                  ArrayRef<bool>{true})
+                      .getResult();
               scf::YieldOp::create(b, loc, written);
             });
         scf::YieldOp::create(b, loc, inner.getResult(0));
@@ -172,13 +172,11 @@ static LogicalResult vectorizeRegisterTiles(RewriterBase &rewriter,
 /// initial value (the zero fill) fused in: each column panel is zeroed by
 /// the thread that computes it, while it is in that core's cache, instead
 /// of the whole result in one serial pass before.
-static FailureOr<Operation *> splitColumns(RewriterBase &rewriter,
-                                           linalg::MatmulOp op,
-                                           int64_t columns) {
+static FailureOr<Operation *>
+splitColumns(RewriterBase &rewriter, linalg::MatmulOp op, int64_t columns) {
   scf::SCFTileAndFuseOptions options;
-  options.setTilingOptions(tilingOptions(rewriter.getContext(),
-                                         {0, columns, 0}, {},
-                                         LoopType::ForallOp));
+  options.setTilingOptions(tilingOptions(rewriter.getContext(), {0, columns, 0},
+                                         {}, LoopType::ForallOp));
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTileAndFuseResult> split =
       scf::tileConsumerAndFuseProducersUsingSCF(
@@ -214,7 +212,8 @@ static LogicalResult splitBatch(RewriterBase &rewriter,
 
 namespace {
 struct TileMatmulsPass
-    : mlir::kina::detail::CheckedOptions<mlir::kina::impl::TileMatmulsPassBase<TileMatmulsPass>> {
+    : mlir::kina::detail::CheckedOptions<
+          mlir::kina::impl::TileMatmulsPassBase<TileMatmulsPass>> {
   using CheckedOptions::CheckedOptions;
 
   /// What is wrong with the options, if anything.
@@ -294,15 +293,14 @@ struct TileMatmulsPass
         FailureOr<Value> packed =
             packStrips(rewriter, rhs, cached->loops.back(), tileN);
         if (succeeded(packed))
-          readFromStrips(rewriter, strip, *packed,
-                         cast<scf::ForOp>(strips->loops.front())
-                             .getInductionVar(),
-                         tileN);
+          readFromStrips(
+              rewriter, strip, *packed,
+              cast<scf::ForOp>(strips->loops.front()).getInductionVar(), tileN);
       }
       // Register tiles of tileM rows; the rows the tile does not divide
       // form one shorter tile.
-      int64_t rows = cast<RankedTensorType>(strip.getResult(0).getType())
-                         .getDimSize(0);
+      int64_t rows =
+          cast<RankedTensorType>(strip.getResult(0).getType()).getDimSize(0);
       SmallVector<std::pair<Operation *, int64_t>, 2> parts = {
           {strip, std::min(tileM.getValue(), rows)}};
       if (rows > tileM && rows % tileM) {

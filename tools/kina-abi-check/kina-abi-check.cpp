@@ -24,12 +24,12 @@ using namespace llvm;
 static cl::opt<std::string> input(cl::Positional, cl::desc("<module.so>"),
                                   cl::Required);
 enum class Ids { InRange, Negative, Huge };
-static cl::opt<Ids> ids(
-    "ids", cl::desc("the value of every integer input"),
-    cl::values(clEnumValN(Ids::InRange, "in-range", "0 (a valid id)"),
-               clEnumValN(Ids::Negative, "negative", "-1"),
-               clEnumValN(Ids::Huge, "huge", "the type's maximum")),
-    cl::init(Ids::InRange));
+static cl::opt<Ids>
+    ids("ids", cl::desc("the value of every integer input"),
+        cl::values(clEnumValN(Ids::InRange, "in-range", "0 (a valid id)"),
+                   clEnumValN(Ids::Negative, "negative", "-1"),
+                   clEnumValN(Ids::Huge, "huge", "the type's maximum")),
+        cl::init(Ids::InRange));
 
 /// A heap buffer of exactly `bytes` (at least one byte, so it is a real
 /// allocation with redzones on both sides under ASan).
@@ -72,12 +72,10 @@ int main(int argc, char **argv) {
     const kina::FunctionSignature &fn = functions[f];
     std::vector<void *> buffers;
     for (const kina::TensorSignature &param : fn.params) {
-      buffers.push_back(
-          allocate(size_t(param.numBytes())));
+      buffers.push_back(allocate(size_t(param.numBytes())));
       fill(buffers.back(), param);
     }
-    size_t resultBytes =
-        size_t(fn.result.numBytes());
+    size_t resultBytes = size_t(fn.result.numBytes());
     buffers.push_back(allocate(resultBytes));
     std::memset(buffers.back(), 0xff, resultBytes ? resultBytes : 1);
     int32_t status = library->entry(f)(buffers.data());

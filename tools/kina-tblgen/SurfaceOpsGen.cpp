@@ -60,17 +60,17 @@ static bool emitSurfaceOps(const RecordKeeper &records, raw_ostream &os) {
     std::string forms;
     for (StringRef form : def->getValueAsListOfStrings("forms")) {
       if (form != "attr" && form != "call" && form != "method")
-        PrintFatalError(op.getLoc(), "kina-tblgen: unknown surface form '" +
-                                         form + "'");
+        PrintFatalError(op.getLoc(),
+                        "kina-tblgen: unknown surface form '" + form + "'");
       forms += (forms.empty() ? "" : " | ") + ("Form" + form.upper());
     }
     table << formatv(
         "  {{\"{0}\", \"{1}\", {2}Operands, {3}, {4}, {2}Attrs, {5}, {6}, "
         "\"{7}\", \"{8}\", {9}},\n",
         def->getValueAsString("name"), op.getOperationName(), id,
-        op.getNumOperands(), variadic ? "true" : "false",
-        op.getNumAttributes(), forms.empty() ? "0u" : forms,
-        def->getValueAsString("infix"), def->getValueAsString("prefix"),
+        op.getNumOperands(), variadic ? "true" : "false", op.getNumAttributes(),
+        forms.empty() ? "0u" : forms, def->getValueAsString("infix"),
+        def->getValueAsString("prefix"),
         def->getValueAsBit("contextual") ? "true" : "false");
   }
   os << "\nstatic const SurfaceOp surfaceOpTable[] = {\n" << rows << "};\n";

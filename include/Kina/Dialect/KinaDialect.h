@@ -10,9 +10,9 @@
 #include "Kina/API/TensorTypes.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Dialect.h"
@@ -109,7 +109,8 @@ OpTy createInferred(bool report, OpBuilder &b, Location loc, Args &&...args) {
 /// internal error: it is reported at `loc` and yields a null op.
 template <typename OpTy, typename... Args>
 OpTy createInferred(OpBuilder &b, Location loc, Args &&...args) {
-  return detail::createInferred<OpTy>(true, b, loc, std::forward<Args>(args)...);
+  return detail::createInferred<OpTy>(true, b, loc,
+                                      std::forward<Args>(args)...);
 }
 
 /// The same for rewrites that only try: an ill-typed request yields a null

@@ -68,9 +68,9 @@ struct Expr {
   enum class Kind { Name, Number, Binary, Unary, Op, Call };
   Kind kind;
   SourceLoc loc;
-  std::string name;         // Name: the variable; Call: the callee
-  double number = 0;        // Number
-  std::string token;        // Binary / Unary: the operator token
+  std::string name;              // Name: the variable; Call: the callee
+  double number = 0;             // Number
+  std::string token;             // Binary / Unary: the operator token
   const SurfaceOp *op = nullptr; // Op, Binary, Unary: the kina op
   std::vector<ExprPtr> operands; // Binary: lhs, rhs; Op, Call: arguments
   /// Op: attributes by position in `op->attrs`; unset when not written.
@@ -90,7 +90,7 @@ struct Statement {
   SourceLoc loc;
   std::string name; // Bind / Placeholder
   SourceLoc nameLoc;
-  ExprPtr value;    // Bind / Return; null when the statement did not parse
+  ExprPtr value; // Bind / Return; null when the statement did not parse
   /// `: [dims]` (shape only) or `: Tensor[...]`; a placeholder's type.
   std::optional<TypeSpec> ascription;
   bool ascribesShapeOnly = false;

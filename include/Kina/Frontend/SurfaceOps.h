@@ -36,9 +36,9 @@ struct SurfaceOp {
   const SurfaceAttr *attrs;
   unsigned numAttrs;
   unsigned forms;
-  const char *infix;   // binary operator token, "" if none
-  const char *prefix;  // unary operator token, "" if none
-  bool contextual;     // its attribute may come from the infix operator
+  const char *infix;  // binary operator token, "" if none
+  const char *prefix; // unary operator token, "" if none
+  bool contextual;    // its attribute may come from the infix operator
 
   bool accepts(SurfaceForm form) const { return forms & form; }
   const SurfaceAttr *findAttr(llvm::StringRef name) const;

@@ -62,19 +62,19 @@ struct MatmulLowering : KinaPattern<MatmulOp> {
     auto groups = collapseLeading(rank, 2);
     auto collapse = [&](Value v) -> Value {
       return rank == 3 ? v
-                       : Value(tensor::CollapseShapeOp::create(rewriter, loc,
-                                                               v, groups));
+                       : Value(tensor::CollapseShapeOp::create(rewriter, loc, v,
+                                                               groups));
     };
     Value lhs3 = collapse(lhs), rhs3 = collapse(rhs);
     auto lhs3Type = cast<RankedTensorType>(lhs3.getType());
     auto rhs3Type = cast<RankedTensorType>(rhs3.getType());
-    auto type3 = RankedTensorType::get(
-        {lhs3Type.getDimSize(0), lhs3Type.getDimSize(1),
-         rhs3Type.getDimSize(2)},
-        type.getElementType());
+    auto type3 =
+        RankedTensorType::get({lhs3Type.getDimSize(0), lhs3Type.getDimSize(1),
+                               rhs3Type.getDimSize(2)},
+                              type.getElementType());
     Value product = linalg::BatchMatmulOp::create(
-                        rewriter, loc, TypeRange{type3},
-                        ValueRange{lhs3, rhs3}, ValueRange{zeroed(type3)})
+                        rewriter, loc, TypeRange{type3}, ValueRange{lhs3, rhs3},
+                        ValueRange{zeroed(type3)})
                         .getResult(0);
     if (rank > 3)
       product =
@@ -138,12 +138,12 @@ struct SoftmaxLowering : KinaPattern<SoftmaxOp> {
                           return arith::AddFOp::create(b, l, args[0], args[1]);
                         });
     rewriter.replaceOp(
-        op, parallelGeneric(
-                rewriter, loc, type, ValueRange{exps, sums},
-                {identity, reducedMap},
-                [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                  return arith::DivFOp::create(b, l, args[0], args[1]);
-                }));
+        op,
+        parallelGeneric(rewriter, loc, type, ValueRange{exps, sums},
+                        {identity, reducedMap},
+                        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+                          return arith::DivFOp::create(b, l, args[0], args[1]);
+                        }));
     return success();
   }
 };
@@ -165,7 +165,8 @@ static Value totalSignedDivision(OpBuilder &b, Location loc, Value lhs,
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a, c);
   };
   Value byZero = eq(rhs, zero);
-  Value overflow = arith::AndIOp::create(b, loc, eq(lhs, min), eq(rhs, minusOne));
+  Value overflow =
+      arith::AndIOp::create(b, loc, eq(lhs, min), eq(rhs, minusOne));
   Value safeRhs = arith::SelectOp::create(
       b, loc, arith::OrIOp::create(b, loc, byZero, overflow), one, rhs);
   Value quotient = arith::DivSIOp::create(b, loc, lhs, safeRhs);

@@ -123,8 +123,7 @@ struct GatherLowering : KinaPattern<GatherOp> {
       return arith::AndIOp::create(
           b, l,
           arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, id, zero),
-          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, id,
-                                rowCount));
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, id, rowCount));
     };
     Value allInRange;
     if (idRank == 0) {
@@ -138,8 +137,7 @@ struct GatherLowering : KinaPattern<GatherOp> {
       for (int64_t d = 0; d < idRank; ++d)
         allDims.push_back(d);
       Value all = linalg::ReduceOp::create(
-                      rewriter, loc, ValueRange{ids}, ValueRange{init},
-                      allDims,
+                      rewriter, loc, ValueRange{ids}, ValueRange{init}, allDims,
                       [&](OpBuilder &b, Location l, ValueRange args) {
                         Value ok = arith::AndIOp::create(
                             b, l, inRange(b, l, args[0]), args[1]);
@@ -179,18 +177,17 @@ struct BroadcastLowering : KinaPattern<BroadcastOp> {
       for (int64_t d = 0; d < offset; ++d)
         added.push_back(d);
       rewriter.replaceOp(
-          op, linalg::BroadcastOp::create(rewriter, loc, input,
-                                          emptyTensor(rewriter, loc, type),
-                                          added)
+          op, linalg::BroadcastOp::create(
+                  rewriter, loc, input, emptyTensor(rewriter, loc, type), added)
                   .getResult()[0]);
       return success();
     }
     auto map = AffineMap::get(type.getRank(), 0, exprs, getContext());
-    rewriter.replaceOp(op, parallelGeneric(rewriter, loc, type, input, map,
-                                           [](OpBuilder &, Location,
-                                              ValueRange args) {
-                                             return args[0];
-                                           }));
+    rewriter.replaceOp(
+        op, parallelGeneric(rewriter, loc, type, input, map,
+                            [](OpBuilder &, Location, ValueRange args) {
+                              return args[0];
+                            }));
     return success();
   }
 };
@@ -201,11 +198,11 @@ struct TransposeLowering : KinaPattern<TransposeOp> {
   matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    rewriter.replaceOp(
-        op, linalg::TransposeOp::create(
-                rewriter, loc, adaptor.getInput(),
-                emptyTensor(rewriter, loc, resultType(op)), op.getPerm())
-                .getResult()[0]);
+    rewriter.replaceOp(op, linalg::TransposeOp::create(
+                               rewriter, loc, adaptor.getInput(),
+                               emptyTensor(rewriter, loc, resultType(op)),
+                               op.getPerm())
+                               .getResult()[0]);
     return success();
   }
 };
@@ -236,8 +233,8 @@ struct ReshapeLowering : KinaPattern<ReshapeOp> {
         return success();
       }
     }
-    auto flatType = RankedTensorType::get({type.getNumElements()},
-                                          type.getElementType());
+    auto flatType =
+        RankedTensorType::get({type.getNumElements()}, type.getElementType());
     auto allInOne = [](int64_t rank) {
       SmallVector<ReassociationIndices> groups;
       if (rank > 0) {
@@ -249,8 +246,8 @@ struct ReshapeLowering : KinaPattern<ReshapeOp> {
     };
     if (inputType.getRank() != 1)
       value = inputType.getRank() == 0
-                  ? Value(tensor::ExpandShapeOp::create(
-                        rewriter, loc, flatType, value, allInOne(0)))
+                  ? Value(tensor::ExpandShapeOp::create(rewriter, loc, flatType,
+                                                        value, allInOne(0)))
                   : Value(tensor::CollapseShapeOp::create(
                         rewriter, loc, value, allInOne(inputType.getRank())));
     if (type.getRank() != 1)
@@ -268,7 +265,7 @@ struct ReshapeLowering : KinaPattern<ReshapeOp> {
 
 void mlir::kina::populateKinaDataMovementToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<SliceLowering, ConcatLowering, GatherLowering,
-               BroadcastLowering, TransposeLowering, ReshapeLowering>(
-      converter, patterns.getContext());
+  patterns.add<SliceLowering, ConcatLowering, GatherLowering, BroadcastLowering,
+               TransposeLowering, ReshapeLowering>(converter,
+                                                   patterns.getContext());
 }

@@ -36,9 +36,9 @@ struct FoldSharedWeightMatmul : OpRewritePattern<MatmulOp> {
     auto flat = createInferred<ReshapeOp>(
         rewriter, loc, op.getLhs(),
         ArrayRef<int64_t>{rows, lhsType.getDimSize(rank - 1)});
-    auto product = flat ? createInferred<MatmulOp>(rewriter, loc, flat.getResult(),
-                                                   weight)
-                        : MatmulOp();
+    auto product =
+        flat ? createInferred<MatmulOp>(rewriter, loc, flat.getResult(), weight)
+             : MatmulOp();
     if (!product)
       return failure();
     rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, product.getResult(),
