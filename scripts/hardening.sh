@@ -69,8 +69,10 @@ fuzz() { # harness, seed directories...
     -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$build/fuzz-crash-$harness-" "$corpus" "$@"
 }
-run "fuzz-frontend (${seconds}s)" fuzz fuzz-frontend examples test/Frontend test/Frontend/errors
-run "fuzz-dialect (${seconds}s)" fuzz fuzz-dialect test/Dialect/Kina test/Conversion/KinaToLinalg
+run "fuzz-frontend (${seconds}s)" fuzz fuzz-frontend examples test/Frontend test/Frontend/errors \
+  test/Frontend/errors/sharding
+run "fuzz-dialect (${seconds}s)" fuzz fuzz-dialect test/Dialect/Kina test/Conversion/KinaToLinalg \
+  test/Sharding
 run "fuzz-compile (${seconds}s)" fuzz fuzz-compile
 
 if [ ${#failed[@]} -ne 0 ]; then
