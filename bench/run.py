@@ -12,8 +12,14 @@
 4. compile time of each example and of the realistic model (unsharded and
    with lm_head split 2 ways).
 
-Every figure is the median of --repeats runs. Each measurement runs in its
-own process, so that thread counts are fixed before NumPy or PyTorch load.
+Every figure is the median of --repeats runs, with their range; ratios
+are taken within one run. Each measurement runs in its own process, so
+that thread counts are fixed before NumPy or PyTorch load. The baselines'
+processes run without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (which the
+machine may set for older OpenBLAS builds), so that OpenBLAS picks its best
+kernel for this CPU; the kernel each ran is printed. The peak is measured
+on the widest FMAs the CPU has, and a share of it above 100% stops the
+benchmark: it would mean the probe is wrong.
 Needs a build (bash scripts/setup.sh). Not a test: it asserts nothing.
 """
 
@@ -39,12 +45,18 @@ SGEMM = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
 CLANG = "clang-" + (ROOT / "LLVM_VERSION").read_text().strip()
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "KINA_NUM_THREADS")
+# Set on some machines for older OpenBLAS builds; they pin a slower kernel.
+# Unset in the baselines' own processes only.
+OPENBLAS_PINS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+BASELINES = ("numpy", "torch")
 
 
 # --------------------------------------------------------------- workers --
 # Each runs in a fresh process (see spawn) and prints one JSON object.
 
-def median_seconds(fn, repeats, inner=1):
+def timing(fn, repeats, inner=1, **extra):
+    """The median seconds per call of `fn` over `repeats` runs, and their
+    range, with `extra` fields."""
     fn()  # warm up
     samples = []
     for _ in range(repeats):
@@ -52,7 +64,8 @@ def median_seconds(fn, repeats, inner=1):
         for _ in range(inner):
             fn()
         samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
+    return dict(seconds=statistics.median(samples), low=min(samples),
+                high=max(samples), **extra)
 
 
 def realistic_arguments():
@@ -89,17 +102,15 @@ def worker(spec):
         import kina
         module = kina.compile_file(ROOT / "examples/storylm0_forward.kina")
         args, fn = storylm0.arguments(), module.storylm0_forward
-        return {"seconds": median_seconds(lambda: fn(*args), repeats, 20000)}
+        return timing(lambda: fn(*args), repeats, 20000)
     if what == "toy-numpy":
         args = storylm0.arguments()
-        return {"seconds": median_seconds(lambda: storylm0.forward(*args),
-                                          repeats, 2000)}
+        return timing(lambda: storylm0.forward(*args), repeats, 2000)
     if what == "toy-torch":
         import torch
         torch.set_num_threads(1)
         args = storylm0.arguments()
-        return {"seconds": median_seconds(
-            lambda: storylm0.forward_torch(*args), repeats, 2000)}
+        return timing(lambda: storylm0.forward_torch(*args), repeats, 2000)
     if what == "realistic-kina":
         import kina
         module = kina.compile(spec["source"], "realistic.kina")
@@ -108,21 +119,19 @@ def worker(spec):
         expected = storylm0.forward(*args, heads=REALISTIC["H"])["logits"]
         error = float(np.abs(logits - expected).max() /
                       np.abs(expected).max())
-        return {"seconds": median_seconds(
-            lambda: module.storylm0_forward(*args), repeats),
-                "relative_error": error}
+        return timing(lambda: module.storylm0_forward(*args), repeats,
+                      relative_error=error)
     if what == "realistic-numpy":
         args = realistic_arguments()
-        return {"seconds": median_seconds(
-            lambda: storylm0.forward(*args, heads=REALISTIC["H"]), repeats),
-                "blas": blas_info()}
+        return timing(lambda: storylm0.forward(*args, heads=REALISTIC["H"]),
+                      repeats, blas=blas_info())
     if what == "realistic-torch":
         import torch
         torch.set_num_threads(spec["threads"])
         args = realistic_arguments()
-        return {"seconds": median_seconds(
+        return timing(
             lambda: storylm0.forward_torch(*args, heads=REALISTIC["H"]),
-            repeats), "blas": blas_info()}
+            repeats, blas=blas_info())
     if what in ("sgemm-kina", "sgemm-numpy"):
         m, k, n = spec["shape"]
         rng = np.random.default_rng(1)
@@ -138,11 +147,12 @@ def worker(spec):
                 "Tensor[F32, [%d, %d], @host] {\n  return a @ b\n}\n" %
                 (m, k, k, n, m, n))
             fn = lambda: module.mm(a, b)
-        return {"seconds": median_seconds(fn, repeats)}
+        return timing(fn, repeats,
+                      blas=blas_info() if what == "sgemm-numpy" else [])
     if what == "compile":
         import kina
-        return {"seconds": median_seconds(
-            lambda: kina.compile(spec["source"], spec["name"]), repeats)}
+        return timing(
+            lambda: kina.compile(spec["source"], spec["name"]), repeats)
     raise ValueError(what)
 
 
@@ -152,6 +162,9 @@ def spawn(what, threads=1, repeats=5, **extra):
     env = dict(os.environ)
     for var in THREAD_VARS:
         env[var] = str(threads)
+    if what.endswith(BASELINES):
+        for var in OPENBLAS_PINS:
+            env.pop(var, None)
     spec = dict(what=what, threads=threads, repeats=repeats, **extra)
     out = subprocess.run([sys.executable, __file__, "--worker",
                           json.dumps(spec)], env=env, check=True,
@@ -181,9 +194,26 @@ def measure_peak():
         subprocess.run([CLANG, "-O2", "-march=native",
                         "-ffp-contract=fast", str(ROOT / "bench/fma_peak.c"),
                         "-o", str(exe)], check=True)
-        return float(subprocess.run([str(exe)], check=True,
-                                    capture_output=True,
-                                    text=True).stdout.split()[0])
+        gflops, _, isa = subprocess.run([str(exe)], check=True,
+                                        capture_output=True,
+                                        text=True).stdout.split()
+        return float(gflops), isa
+
+
+def share(gflops, peak):
+    """`gflops` as a share of `peak`, which it can never exceed."""
+    if gflops > peak:
+        sys.exit("bench: %.1f GFLOP/s is above the measured peak of %.1f: "
+                 "the peak probe (bench/fma_peak.c) is wrong on this CPU"
+                 % (gflops, peak))
+    return 100 * gflops / peak
+
+
+def spread(result):
+    """`median (low-high)` in ms."""
+    return "%8.1f ms (%.1f-%.1f)" % (result["seconds"] * 1e3,
+                                     result["low"] * 1e3,
+                                     result["high"] * 1e3)
 
 
 def gen_realistic(*options):
@@ -203,17 +233,21 @@ def main():
         print(json.dumps(worker(json.loads(args.worker))))
         return
     r = 3 if args.quick else args.repeats
-    print("environment: OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s (the "
-          "machine may set these; they select OpenBLAS's kernel)" % (
-              os.environ.get("OPENBLAS_CORETYPE", "unset"),
-              os.environ.get("OPENBLAS_L2_SIZE", "unset")))
+    print("environment: OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s (unset in "
+          "the baselines' processes)" % tuple(
+              os.environ.get(var, "unset") for var in OPENBLAS_PINS))
     with open("/proc/cpuinfo") as cpuinfo:
-        avx512 = "avx512f" in cpuinfo.read()
-    core = measure_peak()
+        info = cpuinfo.read()
+    model = next((line.split(":", 1)[1].strip()
+                  for line in info.splitlines()
+                  if line.startswith("model name")), "unknown")
+    avx512 = "avx512f" in info
+    core, isa = measure_peak()
     PEAK_GFLOPS.update({1: core, 2: 2 * core})
-    print("this CPU: %s; fp32 FMA peak measured %.1f GFLOP/s per core "
-          "(bench/fma_peak.c), %.1f on two" % (
-              "AVX-512" if avx512 else "AVX2, no AVX-512", core, 2 * core))
+    print("this CPU: %s, %s; fp32 FMA peak measured %.1f GFLOP/s per core "
+          "with %s FMAs (bench/fma_peak.c), %.1f on two" % (
+              model, "AVX-512" if avx512 else "AVX2, no AVX-512", core,
+              isa, 2 * core))
     us = lambda s: "%8.2f us" % (s * 1e6)
     ms = lambda s: "%8.1f ms" % (s * 1e3)
 
@@ -240,8 +274,8 @@ def main():
                              ("PyTorch", torch_)):
             gflops = REALISTIC_GFLOP / result["seconds"]
             print("    %-8s %s  %7.1f GFLOP/s  %5.1f%% of peak  %6.3fx the "
-                  "faster baseline" % (name, ms(result["seconds"]), gflops,
-                                       100 * gflops / PEAK_GFLOPS[threads],
+                  "faster baseline" % (name, spread(result), gflops,
+                                       share(gflops, PEAK_GFLOPS[threads]),
                                        best / result["seconds"]))
         print("    kina max relative error vs NumPy: %.1e" %
               kina["relative_error"])
@@ -256,11 +290,13 @@ def main():
         kina = spawn("sgemm-kina", 1, r, shape=[m, k, n])
         numpy_ = spawn("sgemm-numpy", 1, r, shape=[m, k, n])
         print("  %5dx%-5dx%-6d kina %7.1f GFLOP/s (%4.1f%%)   NumPy %7.1f "
-              "GFLOP/s (%4.1f%%)" % (
+              "GFLOP/s (%4.1f%%)   %.2fx" % (
                   m, k, n, gflop / kina["seconds"],
-                  100 * gflop / kina["seconds"] / PEAK_GFLOPS[1],
+                  share(gflop / kina["seconds"], PEAK_GFLOPS[1]),
                   gflop / numpy_["seconds"],
-                  100 * gflop / numpy_["seconds"] / PEAK_GFLOPS[1]))
+                  share(gflop / numpy_["seconds"], PEAK_GFLOPS[1]),
+                  numpy_["seconds"] / kina["seconds"]))
+    print("  NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
 
     print("\n== 4. compile time (.kina to a loaded .so)")
     sources = [(p.name, p.read_text()) for p in
