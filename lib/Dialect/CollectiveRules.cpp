@@ -77,14 +77,19 @@ struct Collective {
                           << over.getValue() << "' of size " << size;
     return dim / size;
   }
-  /// The shape with `axis` cut into blocks of the mesh axis, or an error.
-  FailureOr<SmallVector<int64_t>> cut(RuleContext &rule) const {
-    auto block = divided(rule, axis);
+  /// Reads as `read`, for ops that cut `axis` into blocks of the mesh
+  /// axis (all_slice, reduce_scatter): the shape cut, or an error.
+  static FailureOr<std::pair<Collective, SmallVector<int64_t>>>
+  readCutting(RuleContext &rule, StringRef opName) {
+    FailureOr<Collective> c = read(rule, opName);
+    if (failed(c))
+      return failure();
+    auto block = c->divided(rule, c->axis);
     if (failed(block))
       return failure();
-    SmallVector<int64_t> cutShape = shape();
-    cutShape[axis] = *block;
-    return cutShape;
+    SmallVector<int64_t> cut = c->shape();
+    cut[c->axis] = *block;
+    return std::make_pair(*c, cut);
   }
   InFlightDiagnostic notSplit(RuleContext &rule, int64_t axis) const {
     return rule.error() << "needs axis " << axis << " split over '"
@@ -130,17 +135,16 @@ FailureOr<Type> AllSliceOp::inferResultType(TypeRange operandTypes,
                                             Operation *mesh,
                                             EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
-  auto c = Collective::read(rule, "all_slice");
-  FailureOr<SmallVector<int64_t>> cut =
-      succeeded(c) ? c->cut(rule) : FailureOr<SmallVector<int64_t>>(failure());
-  if (failed(cut))
+  auto read = Collective::readCutting(rule, "all_slice");
+  if (failed(read))
     return failure();
-  if (c->local)
-    return rule.shaped(c->input, *cut);
-  if (failed(c->checkFree(rule, c->axis)))
+  auto &[c, cut] = *read;
+  if (c.local)
+    return rule.shaped(c.input, cut);
+  if (failed(c.checkFree(rule, c.axis)))
     return failure();
-  return rule.shaped(c->input, c->shape(),
-                     c->placement().withSplit(c->axis, c->over));
+  return rule.shaped(c.input, c.shape(),
+                     c.placement().withSplit(c.axis, c.over));
 }
 
 FailureOr<Type> AllReduceOp::inferResultType(TypeRange operandTypes,
@@ -168,21 +172,20 @@ FailureOr<Type> ReduceScatterOp::inferResultType(TypeRange operandTypes,
                                                  Operation *mesh,
                                                  EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
-  auto c = Collective::read(rule, "reduce_scatter");
-  FailureOr<SmallVector<int64_t>> cut =
-      succeeded(c) ? c->cut(rule) : FailureOr<SmallVector<int64_t>>(failure());
-  if (failed(cut))
+  auto read = Collective::readCutting(rule, "reduce_scatter");
+  if (failed(read))
     return failure();
-  if (c->local)
-    return rule.shaped(c->input, *cut);
-  if (!c->placement().isPartialOver(c->over))
-    return c->notPartial(rule);
-  PlacementAttr whole = c->placement().withoutPartial(c->over);
-  if (whole.getSplitOf(c->axis))
-    return rule.error() << "cannot cut axis " << c->axis
+  auto &[c, cut] = *read;
+  if (c.local)
+    return rule.shaped(c.input, cut);
+  if (!c.placement().isPartialOver(c.over))
+    return c.notPartial(rule);
+  PlacementAttr whole = c.placement().withoutPartial(c.over);
+  if (whole.getSplitOf(c.axis))
+    return rule.error() << "cannot cut axis " << c.axis
                         << ", already split: the operand is "
-                        << c->placement().str();
-  return rule.shaped(c->input, c->shape(), whole.withSplit(c->axis, c->over));
+                        << c.placement().str();
+  return rule.shaped(c.input, c.shape(), whole.withSplit(c.axis, c.over));
 }
 
 FailureOr<Type> AllToAllOp::inferResultType(TypeRange operandTypes,
