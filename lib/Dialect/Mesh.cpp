@@ -106,6 +106,17 @@ std::optional<int64_t> MeshOp::getAxisSize(StringRef name) {
   return std::nullopt;
 }
 
+std::optional<int64_t> MeshOp::getAxisStride(StringRef name) {
+  std::optional<int64_t> stride;
+  for (auto [axis, size] : llvm::zip_equal(getAxes(), getShape())) {
+    if (stride)
+      *stride *= size;
+    else if (cast<StringAttr>(axis).getValue() == name)
+      stride = 1;
+  }
+  return stride;
+}
+
 int64_t MeshOp::getNumDevices() {
   int64_t devices = 1;
   for (int64_t size : getShape())

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "Kina/API/ABI.h"
+#include "Device.h"
 
 #define KINA_EXPORT __attribute__((visibility("default")))
 
@@ -183,6 +183,10 @@ void kina_parallel_for(kina_loop_body body, void *context, int64_t iterations) {
   if (iterations <= 0)
     return;
   int threads = kina_get_num_threads();
+  /* A device of an SPMD run uses its own share of the cores. */
+  const struct kina_device *device = kina_current_device();
+  if (device && device->threads < threads)
+    threads = device->threads;
   if (pool.owner != 0 && pool.owner != getpid())
     forget_parent_workers();
   if (threads <= 1 || iterations == 1 ||

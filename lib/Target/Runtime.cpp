@@ -1,7 +1,8 @@
 //===- Runtime.cpp - Link lib/Runtime's bitcode into a module -------------===//
 //
-// lib/Runtime: the thread pool (ParallelFor.c) and the allocator of
-// temporaries (Workspace.c), as one bitcode module.
+// lib/Runtime: the thread pool (ParallelFor.c), the allocator of
+// temporaries (Workspace.c) and the collectives of per-device code
+// (Collectives.c), as one bitcode module.
 //
 //===----------------------------------------------------------------------===//
 #include "Kina/Target/Runtime.h"

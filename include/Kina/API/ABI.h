@@ -8,11 +8,16 @@
 #ifndef KINA_API_ABI_H
 #define KINA_API_ABI_H
 
+#include <stdint.h>
+
 /* What every exported function returns. */
 enum kina_status {
   KINA_STATUS_OK = 0,
   /* A `gather` id was outside [0, rows); nothing was read out of bounds. */
   KINA_STATUS_GATHER_OUT_OF_RANGE = 1,
+  /* A collective failed on some device of an SPMD run (sizes that do not
+     agree, a device that never arrived); every device reports it. */
+  KINA_STATUS_COLLECTIVE_FAILED = 2,
 };
 
 /* Every program function NAME is exported as KINA_EXPORT_PREFIX NAME; each
@@ -21,6 +26,33 @@ enum kina_status {
 #define KINA_SIGNATURE_SYMBOL "kina_module_signature"
 #define KINA_GET_NUM_THREADS_SYMBOL "kina_get_num_threads"
 #define KINA_SET_NUM_THREADS_SYMBOL "kina_set_num_threads"
+
+/* The per-device (SPMD) form of a function NAME of a program with a mesh
+   is exported as KINA_SPMD_PREFIX NAME: `int32_t (const struct kina_device
+   *device, const T *local_input..., R *local_out)`. */
+#define KINA_SPMD_PREFIX "kina_spmd_"
+
+/* Element types and reductions, as the generated code names them to the
+   collectives (the order of kina::DType). */
+enum kina_dtype { KINA_DTYPE_F32 = 0, KINA_DTYPE_I32 = 1, KINA_DTYPE_I64 = 2 };
+enum kina_reduction { KINA_REDUCE_SUM = 0, KINA_REDUCE_MAX = 1 };
+
+/* One device of an SPMD run, as its runner (the threaded simulator, or an
+   MPI rank) hands it to a `kina_spmd_NAME` export. Devices are numbered
+   row-major over the mesh axes. A collective over a mesh axis of size G
+   and stride S (the product of the sizes of the axes after it) involves
+   the group {rank + (j - c) * S : j < G}, c = (rank / S) % G. */
+struct kina_device {
+  int32_t rank, size;
+  /* Threads this device's calls may use, itself included (>= 1). */
+  int32_t threads;
+  void *context;
+  /* Every member of rank's group sends `bytes` from `send`; `recv` gets
+     all of them in group order. Returns KINA_STATUS_OK, or a failure that
+     every device of the run sees (and nobody waits on). */
+  int32_t (*exchange)(void *context, const void *send, void *recv,
+                      int64_t bytes, int32_t group_size, int64_t group_stride);
+};
 
 /* Every tensor has at most 2^60 elements, so that its size in bytes (and
    every index into it) fits in a signed 64-bit integer. */

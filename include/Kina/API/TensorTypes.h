@@ -36,6 +36,11 @@ inline constexpr DTypeInfo kDTypes[] = {
     {DType::I64, "i64", "I64", "int64_t", "int64", 8, false},
 };
 
+static_assert(int(DType::F32) == KINA_DTYPE_F32 &&
+                  int(DType::I32) == KINA_DTYPE_I32 &&
+                  int(DType::I64) == KINA_DTYPE_I64,
+              "ABI.h numbers the dtypes as kina::DType does");
+
 inline const DTypeInfo &dtypeInfo(DType dtype) {
   return kDTypes[static_cast<int>(dtype)];
 }
@@ -77,6 +82,8 @@ inline const char *describeStatus(int32_t status) {
     return "success";
   case KINA_STATUS_GATHER_OUT_OF_RANGE:
     return "a gather id is outside [0, rows)";
+  case KINA_STATUS_COLLECTIVE_FAILED:
+    return "a collective failed on some device";
   default:
     return "unknown status";
   }

@@ -21,7 +21,8 @@ public:
 /// kina-to-kina rewrites that make the lowering cheaper, applied before
 /// it: `x @ broadcast(w)` with `w` of rank 2 becomes one rank-2 matmul of
 /// the batch-folded `x` with `w` itself (reshape, matmul, reshape), so the
-/// broadcast copy of the weights is never made.
+/// broadcast copy of the weights is never made; a per-device all_to_all
+/// becomes all_gather then all_slice.
 void populateKinaPrepareForLinalgPatterns(RewritePatternSet &patterns);
 
 /// Data movement: slice, concat, gather, broadcast, reshape, transpose.
@@ -32,7 +33,11 @@ void populateKinaDataMovementToLinalgPatterns(TypeConverter &converter,
 /// Compute: constant, matmul, softmax, elementwise arithmetic.
 void populateKinaComputeToLinalgPatterns(TypeConverter &converter,
                                          RewritePatternSet &patterns);
-/// Both of the above.
+/// Collectives of per-device (`@local`) functions: calls of the runtime's
+/// `kina_collective_<name>` on buffers.
+void populateKinaCollectivesToRuntimePatterns(TypeConverter &converter,
+                                              RewritePatternSet &patterns);
+/// All of the above.
 void populateKinaToLinalgPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns);
 

@@ -55,6 +55,10 @@ def Kina_MeshOp : Op<Kina_Dialect, "mesh",
   let extraClassDeclaration = [{
     /// The size of mesh axis `name`, if the mesh has it.
     std::optional<int64_t> getAxisSize(::llvm::StringRef name);
+    /// How far apart in the row-major device numbering two devices are
+    /// that differ by one on axis `name`: the product of the sizes of the
+    /// axes after it.
+    std::optional<int64_t> getAxisStride(::llvm::StringRef name);
     int64_t getNumDevices();
     /// `heads, vocab`, for diagnostics.
     std::string getAxisList();

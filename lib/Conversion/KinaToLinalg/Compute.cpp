@@ -234,4 +234,5 @@ void mlir::kina::populateKinaToLinalgPatterns(TypeConverter &converter,
                                               RewritePatternSet &patterns) {
   populateKinaDataMovementToLinalgPatterns(converter, patterns);
   populateKinaComputeToLinalgPatterns(converter, patterns);
+  populateKinaCollectivesToRuntimePatterns(converter, patterns);
 }

@@ -6,11 +6,13 @@
 #include "Kina/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -44,12 +46,14 @@ static void dropKinaAttributes(func::FuncOp fn) {
   }
 }
 
-/// The lowering is of programs on one device: fails at the first value
-/// placed on a mesh, or else at the mesh, when there is one.
-static LogicalResult checkHostOnly(ModuleOp module) {
+/// The lowering is of code one device runs: host programs, and the
+/// per-device (`@local`) functions of `--kina-partition=form=spmd`. Fails
+/// at the first value still placed on the mesh.
+static LogicalResult checkOneDevice(ModuleOp module) {
   auto onMesh = [](Type type) {
     auto tensor = dyn_cast<KinaTensorType>(type);
-    return tensor && !tensor.getPlacement().isHost();
+    return tensor && !tensor.getPlacement().isHost() &&
+           !tensor.getPlacement().isLocal();
   };
   Operation *where = nullptr;
   std::string what;
@@ -65,15 +69,10 @@ static LogicalResult checkHostOnly(ModuleOp module) {
            cast<KinaTensorType>(*placed).getPlacement().str();
     return WalkResult::interrupt();
   });
-  if (!where) {
-    auto meshes = module.getOps<MeshOp>();
-    if (meshes.empty())
-      return success();
-    where = *meshes.begin();
-    what = "this program declares a mesh";
-  }
-  return where->emitError("--kina-to-linalg lowers programs on one device "
-                          "(@host); ")
+  if (!where)
+    return success();
+  return where->emitError("--kina-to-linalg lowers code that one device runs "
+                          "(@host, or @local per device); ")
          << what
          << ": run --kina-propagate-sharding and --kina-partition first (the "
             "--kina-to-llvm pipeline and --kina-to-so do)";
@@ -85,7 +84,7 @@ struct ConvertKinaToLinalgPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
-    if (failed(checkHostOnly(module)))
+    if (failed(checkOneDevice(module)))
       return signalPassFailure();
     {
       RewritePatternSet prepare(context);
@@ -108,8 +107,11 @@ struct ConvertKinaToLinalgPass
     target.addIllegalDialect<KinaDialect>();
     target.addLegalOp<ModuleOp>();
     // The upstream dialects the patterns produce are the output.
-    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
-                           math::MathDialect, tensor::TensorDialect>();
+    target.addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
+                           linalg::LinalgDialect, math::MathDialect,
+                           memref::MemRefDialect, tensor::TensorDialect>();
+    // Collectives read the mesh while they lower; it goes afterwards.
+    target.addLegalOp<MeshOp>();
     // The gather's run-time check, until it becomes a status below.
     target.addLegalOp<cf::AssertOp>();
     // func ops stay, once their types carry no kina tensor.
@@ -123,6 +125,8 @@ struct ConvertKinaToLinalgPass
     if (failed(applyFullConversion(module, target, std::move(patterns))) ||
         failed(convertAssertsToStatus(module)))
       return signalPassFailure();
+    for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+      mesh.erase();
     module.walk(dropKinaAttributes);
     // Values left unused (a weight broadcast that no matmul reads any
     // more): drop them, users before producers.

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Common.h"
+
 #include "Kina/Conversion/KinaToLinalg.h"
 #include "Kina/Dialect/KinaDialect.h"
 
@@ -51,4 +53,5 @@ struct FoldSharedWeightMatmul : OpRewritePattern<MatmulOp> {
 void mlir::kina::populateKinaPrepareForLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<FoldSharedWeightMatmul>(patterns.getContext());
+  detail::populateSplitAllToAllPatterns(patterns);
 }

@@ -1,0 +1,194 @@
+//===- Collectives.cpp - Per-device collectives to runtime calls ----------===//
+//
+// A collective of a per-device (`@local`) function becomes a call of
+// `kina_collective_<name>` (lib/Runtime/Collectives.c): the input as a
+// read-only buffer, a fresh buffer for the result, and the layout and the
+// group as i64 numbers. Buffers pass as addresses so that one declaration
+// serves every shape; the runtime knows the calling device. Collectives in
+// the global view are the partitioner's to remove, not lowered here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "Kina/API/ABI.h"
+#include "Kina/Conversion/KinaToLinalg.h"
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+using namespace mlir::kina::detail;
+
+namespace {
+
+/// The devices a collective over one mesh axis involves, as the runtime
+/// numbers them (ABI.h, struct kina_device).
+struct Group {
+  int64_t size, stride;
+};
+
+/// A local tensor seen as [outer][the cut axis and what follows].
+struct AxisView {
+  int64_t outer = 1, inner = 1; // elements
+};
+
+AxisView viewAt(ArrayRef<int64_t> shape, int64_t axis) {
+  AxisView view;
+  for (auto [d, dim] : llvm::enumerate(shape))
+    (int64_t(d) < axis ? view.outer : view.inner) *= dim;
+  return view;
+}
+
+int64_t dtypeCode(Type element) {
+  if (element.isF32())
+    return KINA_DTYPE_F32;
+  return element.isInteger(32) ? KINA_DTYPE_I32 : KINA_DTYPE_I64;
+}
+
+int64_t elementBytes(Type element) {
+  return element.getIntOrFloatBitWidth() / 8;
+}
+
+/// Lowers one collective op `Op`; `arguments` gives the numbers after the
+/// two buffers, from the op, its local input type and its group.
+template <typename Op> struct CollectiveLowering : KinaPattern<Op> {
+  using Arguments = std::function<SmallVector<int64_t>(
+      Op, RankedTensorType input, Group group)>;
+
+  CollectiveLowering(TypeConverter &converter, MLIRContext *context,
+                     StringRef runtimeName, Arguments arguments)
+      : KinaPattern<Op>(converter, context), runtimeName(runtimeName),
+        arguments(std::move(arguments)) {}
+
+  LogicalResult
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!cast<KinaTensorType>(op.getType()).getPlacement().isLocal())
+      return rewriter.notifyMatchFailure(op, "not a per-device collective");
+    MeshOp mesh = MeshOp::lookup(op);
+    std::optional<int64_t> size =
+        mesh ? mesh.getAxisSize(op.getOver()) : std::nullopt;
+    if (!size)
+      return op.emitOpError("names mesh axis '")
+             << op.getOver() << "', which the module's mesh does not have";
+    Group group{*size, *mesh.getAxisStride(op.getOver())};
+
+    Location loc = op.getLoc();
+    auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+    RankedTensorType result = this->resultType(op);
+    auto buffer = [](RankedTensorType type) {
+      return MemRefType::get(type.getShape(), type.getElementType());
+    };
+    Value in = bufferization::ToBufferOp::create(
+        rewriter, loc, buffer(input), adaptor.getInput(), /*read_only=*/true);
+    Value out = memref::AllocOp::create(rewriter, loc, buffer(result));
+    SmallVector<Value> operands = {address(rewriter, loc, in),
+                                   address(rewriter, loc, out)};
+    for (int64_t number : arguments(op, input, group))
+      operands.push_back(arith::ConstantIntOp::create(rewriter, loc, number,
+                                                      /*width=*/64));
+    func::CallOp::create(rewriter, loc, declare(rewriter, op, operands.size()),
+                         operands);
+    rewriter.replaceOp(op, bufferization::ToTensorOp::create(
+                               rewriter, loc, result, out, /*restrict=*/true,
+                               /*writable=*/true));
+    return success();
+  }
+
+private:
+  static Value address(OpBuilder &b, Location loc, Value buffer) {
+    Value index =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  }
+
+  /// `func.func private @kina_collective_<name>(i64...)`, once per module.
+  func::FuncOp declare(OpBuilder &b, Operation *op, size_t arity) const {
+    auto module = op->getParentOfType<ModuleOp>();
+    if (auto existing = module.lookupSymbol<func::FuncOp>(runtimeName))
+      return existing;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    auto fn = func::FuncOp::create(
+        b, module.getLoc(), runtimeName,
+        b.getFunctionType(SmallVector<Type>(arity, b.getI64Type()), {}));
+    fn.setPrivate();
+    return fn;
+  }
+
+  std::string runtimeName;
+  Arguments arguments;
+};
+
+/// all_to_all(x, from, to) = all_slice(all_gather(x, from), to): the
+/// runtime needs two primitives less, and the bytes a device sends are
+/// the gather's either way on the meshes Kina targets.
+struct SplitAllToAll : OpRewritePattern<AllToAllOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllToAllOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!cast<KinaTensorType>(op.getType()).getPlacement().isLocal())
+      return failure();
+    auto gathered = createInferred<AllGatherOp>(
+        rewriter, op.getLoc(), op.getInput(), op.getFrom(), op.getOver());
+    if (!gathered)
+      return failure();
+    auto sliced = createInferred<AllSliceOp>(rewriter, op.getLoc(), gathered,
+                                             op.getTo(), op.getOver());
+    if (!sliced)
+      return failure();
+    rewriter.replaceOp(op, sliced);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::kina::detail::populateSplitAllToAllPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<SplitAllToAll>(patterns.getContext());
+}
+
+void mlir::kina::populateKinaCollectivesToRuntimePatterns(
+    TypeConverter &converter, RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  // all_gather, all_slice: [outer][block bytes] on the cut axis.
+  auto bytesAt = [](RankedTensorType input, int64_t axis, int64_t per) {
+    AxisView view = viewAt(input.getShape(), axis);
+    return std::pair(view.outer,
+                     view.inner / per * elementBytes(input.getElementType()));
+  };
+  patterns.add<CollectiveLowering<AllGatherOp>>(
+      converter, context, "kina_collective_all_gather",
+      [=](AllGatherOp op, RankedTensorType input, Group group) {
+        auto [outer, block] = bytesAt(input, op.getAxis(), 1);
+        return SmallVector<int64_t>{outer, block, group.size, group.stride};
+      });
+  patterns.add<CollectiveLowering<AllSliceOp>>(
+      converter, context, "kina_collective_all_slice",
+      [=](AllSliceOp op, RankedTensorType input, Group group) {
+        auto [outer, block] = bytesAt(input, op.getAxis(), group.size);
+        return SmallVector<int64_t>{outer, block, group.size, group.stride};
+      });
+  patterns.add<CollectiveLowering<AllReduceOp>>(
+      converter, context, "kina_collective_all_reduce",
+      [](AllReduceOp op, RankedTensorType input, Group group) {
+        int64_t kind = op.getKind() == ReductionKind::max ? KINA_REDUCE_MAX
+                                                          : KINA_REDUCE_SUM;
+        return SmallVector<int64_t>{input.getNumElements(),
+                                    dtypeCode(input.getElementType()), kind,
+                                    group.size, group.stride};
+      });
+  patterns.add<CollectiveLowering<ReduceScatterOp>>(
+      converter, context, "kina_collective_reduce_scatter",
+      [](ReduceScatterOp op, RankedTensorType input, Group group) {
+        AxisView view = viewAt(input.getShape(), op.getAxis());
+        return SmallVector<int64_t>{view.outer, view.inner / group.size,
+                                    dtypeCode(input.getElementType()),
+                                    group.size, group.stride};
+      });
+}

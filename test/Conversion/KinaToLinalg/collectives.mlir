@@ -1,0 +1,53 @@
+// RUN: kina-opt %s --kina-to-linalg | FileCheck %s
+
+// Per-device collectives become calls of the runtime on buffer addresses,
+// with the layout and the group as numbers: on mesh [rows = 3, cols = 2],
+// axis `rows` has stride 2 (devices 0, 2, 4 form a group), `cols` stride 1.
+kina.mesh @mesh [rows = 3, cols = 2]
+
+// CHECK-LABEL: func.func @gather_cols
+// CHECK-SAME: (%[[X:.*]]: tensor<5x3x7xf32>) -> tensor<5x6x7xf32>
+func.func @gather_cols(%x: !kina.tensor<5x3x7xf32, @local>) -> !kina.tensor<5x6x7xf32, @local> {
+  // CHECK: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<5x3x7xf32> to memref<5x3x7xf32>
+  // CHECK: %[[OUT:.*]] = memref.alloc() : memref<5x6x7xf32>
+  // CHECK-DAG: %[[OUTER:.*]] = arith.constant 5 : i64
+  // CHECK-DAG: %[[BLOCK:.*]] = arith.constant 84 : i64
+  // CHECK-DAG: %[[SIZE:.*]] = arith.constant 2 : i64
+  // CHECK-DAG: %[[STRIDE:.*]] = arith.constant 1 : i64
+  // CHECK: call @kina_collective_all_gather(%{{.*}}, %{{.*}}, %[[OUTER]], %[[BLOCK]], %[[SIZE]], %[[STRIDE]])
+  // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+  // CHECK: return %[[R]]
+  %g = kina.all_gather %x[axis = 1, over = "cols"] : !kina.tensor<5x3x7xf32, @local> -> !kina.tensor<5x6x7xf32, @local>
+  return %g : !kina.tensor<5x6x7xf32, @local>
+}
+
+// CHECK-LABEL: func.func @sum_rows
+func.func @sum_rows(%x: !kina.tensor<3x5xi64, @local>) -> !kina.tensor<3x5xi64, @local> {
+  // count 15, dtype i64 (2), sum (0), 3 devices 2 apart
+  // CHECK-DAG: %[[COUNT:.*]] = arith.constant 15 : i64
+  // CHECK-DAG: %[[I64:.*]] = arith.constant 2 : i64
+  // CHECK-DAG: %[[SUM:.*]] = arith.constant 0 : i64
+  // CHECK-DAG: %[[SIZE:.*]] = arith.constant 3 : i64
+  // CHECK-DAG: %[[STRIDE:.*]] = arith.constant 2 : i64
+  // CHECK: call @kina_collective_all_reduce(%{{.*}}, %{{.*}}, %[[COUNT]], %[[I64]], %[[SUM]], %[[SIZE]], %[[STRIDE]])
+  %s = kina.all_reduce %x[kind = sum, over = "rows"] : !kina.tensor<3x5xi64, @local> -> !kina.tensor<3x5xi64, @local>
+  return %s : !kina.tensor<3x5xi64, @local>
+}
+
+// CHECK-LABEL: func.func @scatter_and_move
+func.func @scatter_and_move(%x: !kina.tensor<4x4xf32, @local>) -> !kina.tensor<6x1xf32, @local> {
+  // reduce_scatter on axis 1 over cols: 4 rows of 2 f32 per member
+  // CHECK: call @kina_collective_reduce_scatter(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i64, i64, i64, i64, i64, i64, i64) -> ()
+  %s = kina.reduce_scatter %x[axis = 1, over = "cols"] : !kina.tensor<4x4xf32, @local> -> !kina.tensor<4x2xf32, @local>
+  // all_to_all is a gather of its `from` axis then a slice of its `to` axis
+  // CHECK: call @kina_collective_all_gather
+  // CHECK: call @kina_collective_all_slice
+  %t = kina.all_to_all %s[from = 0, to = 1, over = "cols"] : !kina.tensor<4x2xf32, @local> -> !kina.tensor<8x1xf32, @local>
+  %u = kina.slice %t[axis = 0, start = 0, stop = 6] : !kina.tensor<8x1xf32, @local> -> !kina.tensor<6x1xf32, @local>
+  return %u : !kina.tensor<6x1xf32, @local>
+}
+
+// One declaration per runtime function, on i64s; no mesh is left.
+// CHECK-NOT: kina.mesh
+// CHECK-DAG: func.func private @kina_collective_all_gather(i64, i64, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @kina_collective_all_reduce(i64, i64, i64, i64, i64, i64, i64)
