@@ -9,6 +9,7 @@
 set(KINA_HEADER_OWNERS
   "Kina/API/Signature.h=KinaABI"
   "Kina/API/SharedLibrary.h=KinaRuntimeAPI"
+  "Kina/API/Simulator.h=KinaRuntimeAPI"
   "Kina/API/Compiler.h=KinaCompilerAPI"
   "Kina/Dialect/=MLIRKina"
   "Kina/Frontend/MLIRGen.h=KinaFrontend"

@@ -10,6 +10,7 @@
 
 #include "Kina/API/Compiler.h"
 #include "Kina/API/SharedLibrary.h"
+#include "Kina/API/Simulator.h"
 #include "Kina/API/TensorTypes.h"
 
 #include <pybind11/numpy.h>
@@ -37,6 +38,61 @@ py::handle numpyGeneric() {
 
 py::dtype numpyDtype(kina::DType dtype) {
   return py::dtype(std::string(kina::dtypeInfo(dtype).numpyName));
+}
+
+/// The data of `arg` as compiled code reads it (dense, aligned, native
+/// order), checked against `param` first; copies land in `made`. `where`
+/// names the parameter in errors (built only when one is raised).
+template <typename Where>
+void *argumentData(py::handle argument, const kina::TensorSignature &param,
+                   const py::dtype &want, std::vector<py::array> &made,
+                   Where where) {
+  auto &api = py::detail::npy_api::get();
+  PyObject *arg = argument.ptr();
+  PyObject *array = arg;
+  if (!api.PyArray_Check_(arg)) {
+    // NumPy scalars (np.float32(0.5)) are 0-d arrays in all but type.
+    if (!py::isinstance(arg, numpyGeneric()))
+      throw py::type_error(
+          where() + " expects a NumPy array of " + describe(param) + ", got " +
+          std::string(py::str(py::handle(arg).get_type().attr("__name__"))));
+    made.push_back(py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
+        arg, nullptr, 0, 0, py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_,
+        nullptr)));
+    if (!made.back())
+      throw py::error_already_set();
+    array = made.back().ptr();
+  }
+  auto *proxy = py::detail::array_proxy(array);
+  if (!api.PyArray_EquivTypes_(proxy->descr, want.ptr()))
+    throw py::type_error(where() + " expects " + describe(param) +
+                         ", got dtype " +
+                         std::string(py::str(py::handle(proxy->descr))));
+  bool sameShape = size_t(proxy->nd) == param.shape.size();
+  for (size_t d = 0; sameShape && d < param.shape.size(); ++d)
+    sameShape = proxy->dimensions[d] == param.shape[d];
+  if (!sameShape) {
+    std::vector<int64_t> got(proxy->dimensions, proxy->dimensions + proxy->nd);
+    throw py::value_error(where() + " expects " + describe(param) +
+                          ", got shape " + formatShape(got));
+  }
+  // Compiled code reads dense, aligned, native-order buffers: copy
+  // anything else (a view with strides, an unaligned buffer).
+  constexpr int dense = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ |
+                        py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  if ((proxy->flags & dense) != dense) {
+    made.push_back(py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
+        array, want.inc_ref().ptr(), 0, 0, dense, nullptr)));
+    if (!made.back())
+      throw py::error_already_set();
+    proxy = py::detail::array_proxy(made.back().ptr());
+  }
+  return proxy->data;
+}
+
+/// A fresh C-ordered array of `dtype` and `shape`.
+py::array newArray(const py::dtype &dtype, const std::vector<int64_t> &shape) {
+  return py::array(dtype, std::vector<py::ssize_t>(shape.begin(), shape.end()));
 }
 
 /// A loaded shared object. Functions keep it alive.
@@ -101,60 +157,11 @@ public:
       heapPointers.resize(count + 1);
       pointers = heapPointers.data();
     }
-    for (size_t i = 0; i < count; ++i) {
-      const kina::TensorSignature &param = fn.params[i];
-      const py::dtype &want =
-          library->paramDtypes[library->firstParam[index] + i];
-      PyObject *arg = args[i].ptr();
-      std::string where; // built only when an error needs it
-      auto place = [&]() -> const std::string & {
-        if (where.empty())
-          where = fn.name + "(): parameter '" + param.name + "'";
-        return where;
-      };
-      PyObject *array = arg;
-      if (!api.PyArray_Check_(arg)) {
-        // NumPy scalars (np.float32(0.5)) are 0-d arrays in all but type.
-        if (!py::isinstance(arg, numpyGeneric()))
-          throw py::type_error(
-              place() + " expects a NumPy array of " + describe(param) +
-              ", got " +
-              std::string(
-                  py::str(py::handle(arg).get_type().attr("__name__"))));
-        made.push_back(py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
-            arg, nullptr, 0, 0, py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_,
-            nullptr)));
-        if (!made.back())
-          throw py::error_already_set();
-        array = made.back().ptr();
-      }
-      auto *proxy = py::detail::array_proxy(array);
-      if (!api.PyArray_EquivTypes_(proxy->descr, want.ptr()))
-        throw py::type_error(place() + " expects " + describe(param) +
-                             ", got dtype " +
-                             std::string(py::str(py::handle(proxy->descr))));
-      bool sameShape = size_t(proxy->nd) == param.shape.size();
-      for (size_t d = 0; sameShape && d < param.shape.size(); ++d)
-        sameShape = proxy->dimensions[d] == param.shape[d];
-      if (!sameShape) {
-        std::vector<int64_t> got(proxy->dimensions,
-                                 proxy->dimensions + proxy->nd);
-        throw py::value_error(place() + " expects " + describe(param) +
-                              ", got shape " + formatShape(got));
-      }
-      // Compiled code reads dense, aligned, native-order buffers: copy
-      // anything else (a view with strides, an unaligned buffer).
-      constexpr int dense = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ |
-                            py::detail::npy_api::NPY_ARRAY_ALIGNED_;
-      if ((proxy->flags & dense) != dense) {
-        made.push_back(py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
-            array, want.inc_ref().ptr(), 0, 0, dense, nullptr)));
-        if (!made.back())
-          throw py::error_already_set();
-        proxy = py::detail::array_proxy(made.back().ptr());
-      }
-      pointers[i] = proxy->data;
-    }
+    for (size_t i = 0; i < count; ++i)
+      pointers[i] = argumentData(
+          args[i], fn.params[i],
+          library->paramDtypes[library->firstParam[index] + i], made,
+          [&] { return fn.name + "(): parameter '" + fn.params[i].name + "'"; });
     const std::vector<Py_intptr_t> &shape = library->resultShapes[index];
     auto result = py::reinterpret_steal<py::array>(api.PyArray_NewFromDescr_(
         api.PyArray_Type_, library->resultDtypes[index].inc_ref().ptr(),
@@ -187,6 +194,50 @@ private:
   size_t index;
 };
 
+/// Runs per-device function `index` of `library` on the threaded
+/// simulator: `perDevice[d]` holds device d's local inputs. Returns (local
+/// results, statuses, bytes moved, seconds in collectives, error).
+py::tuple simulate(const Library &library, size_t index, py::list perDevice,
+                   int threadsPerDevice, double timeoutSeconds) {
+  const kina::ModuleSignature &signature = library.shared->signature();
+  if (index >= signature.devices.size())
+    throw py::index_error("no per-device function #" + std::to_string(index));
+  const kina::FunctionSignature &fn = signature.devices[index];
+  size_t devices = size_t(signature.numDevices());
+  if (perDevice.size() != devices)
+    throw py::value_error(fn.name + " runs on " + std::to_string(devices) +
+                          " devices, got inputs for " +
+                          std::to_string(perDevice.size()));
+  if (!(timeoutSeconds > 0) || timeoutSeconds > 86400)
+    throw py::value_error("timeout must be in (0, 86400] seconds");
+  std::vector<py::array> made, results;
+  std::vector<std::vector<void *>> args(devices);
+  for (size_t d = 0; d < devices; ++d) {
+    py::sequence inputs = perDevice[d];
+    if (inputs.size() != fn.params.size())
+      throw py::value_error(fn.name + " per device takes " +
+                            std::to_string(fn.params.size()) + " inputs");
+    for (size_t i = 0; i < fn.params.size(); ++i)
+      args[d].push_back(argumentData(
+          inputs[i], fn.params[i], numpyDtype(fn.params[i].dtype), made, [&] {
+            return fn.name + "() on device " + std::to_string(d) +
+                   ": parameter '" + fn.params[i].name + "'";
+          }));
+    results.push_back(newArray(numpyDtype(fn.result.dtype), fn.result.shape));
+    args[d].push_back(results.back().mutable_data());
+  }
+  kina::SimulationOptions options;
+  options.threadsPerDevice = threadsPerDevice;
+  options.timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
+  kina::SimulationResult run;
+  {
+    py::gil_scoped_release release;
+    run = kina::simulate(library.shared->deviceEntry(index), args, options);
+  }
+  return py::make_tuple(results, run.status, run.bytesMoved,
+                        run.collectiveSeconds, run.error);
+}
+
 py::dict toDict(const kina::TensorSignature &t, bool named) {
   py::dict d;
   if (named)
@@ -201,6 +252,9 @@ py::dict toDict(const kina::TensorSignature &t, bool named) {
 PYBIND11_MODULE(_kina, m) {
   m.doc() = "Kina's compiler and runtime (use the `kina` package)";
   m.attr("MAX_THREADS") = KINA_MAX_THREADS;
+  m.attr("STATUS_GATHER_OUT_OF_RANGE") = int(KINA_STATUS_GATHER_OUT_OF_RANGE);
+  m.def("describe_status", &kina::describeStatus, py::arg("status"),
+        "What a status returned by an export means.");
 
   m.def(
       "compile_to_file",
@@ -254,6 +308,13 @@ PYBIND11_MODULE(_kina, m) {
                                }
                                return functions;
                              })
+      .def_property_readonly("signature_json",
+                             [](const Library &library) {
+                               return kina::renderSignatureJson(
+                                   library.shared->signature());
+                             })
+      .def("simulate", &simulate, py::arg("index"), py::arg("per_device"),
+           py::arg("threads_per_device"), py::arg("timeout"))
       .def_property(
           "num_threads",
           [](const Library &library) { return library.shared->numThreads(); },

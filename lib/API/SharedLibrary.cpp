@@ -95,6 +95,15 @@ std::unique_ptr<SharedLibrary> SharedLibrary::open(const std::string &path,
     }
     library->entries_.push_back(entry);
   }
+  for (const FunctionSignature &fn : signature->devices) {
+    auto entry = reinterpret_cast<PackedEntry>(
+        dlsym(handle, packedDeviceEntrySymbol(fn.name).c_str()));
+    if (!entry) {
+      error = path + " has no per-device entry for '" + fn.name + "'";
+      return nullptr;
+    }
+    library->deviceEntries_.push_back(entry);
+  }
   library->signature_ = std::move(*signature);
   return library;
 }

@@ -13,29 +13,106 @@ int64_t TensorSignature::numElements() const {
   return count;
 }
 
-std::string kina::renderSignatureJson(const ModuleSignature &signature) {
-  auto tensor = [](const TensorSignature &t, bool named) {
-    llvm::json::Object object;
-    if (named)
-      object["name"] = t.name;
-    object["dtype"] = std::string(dtypeInfo(t.dtype).name);
-    object["shape"] = llvm::json::Array(t.shape);
-    return object;
-  };
+int64_t ModuleSignature::numDevices() const {
+  int64_t devices = 1;
+  for (const MeshAxis &axis : mesh)
+    devices *= axis.size;
+  return devices;
+}
+
+static llvm::json::Object renderTensor(const TensorSignature &t, bool named) {
+  llvm::json::Object object;
+  if (named)
+    object["name"] = t.name;
+  object["dtype"] = std::string(dtypeInfo(t.dtype).name);
+  object["shape"] = llvm::json::Array(t.shape);
+  if (t.placement)
+    object["global"] =
+        llvm::json::Object{{"placement", t.placement->text},
+                           {"shape", llvm::json::Array(t.placement->shape)},
+                           {"split", llvm::json::Array(t.placement->splitOver)},
+                           {"partial",
+                            llvm::json::Array(t.placement->partialOver)}};
+  return object;
+}
+
+static llvm::json::Array
+renderFunctions(const std::vector<FunctionSignature> &list) {
   llvm::json::Array functions;
-  for (const FunctionSignature &fn : signature.functions) {
+  for (const FunctionSignature &fn : list) {
     llvm::json::Array params;
     for (const TensorSignature &param : fn.params)
-      params.push_back(tensor(param, true));
-    functions.push_back(llvm::json::Object{{"name", fn.name},
-                                           {"params", std::move(params)},
-                                           {"result", tensor(fn.result, false)}});
+      params.push_back(renderTensor(param, true));
+    functions.push_back(
+        llvm::json::Object{{"name", fn.name},
+                           {"params", std::move(params)},
+                           {"result", renderTensor(fn.result, false)}});
   }
-  return llvm::formatv("{0}", llvm::json::Value(llvm::json::Object{
-                                  {"functions", std::move(functions)}}));
+  return functions;
+}
+
+std::string kina::renderSignatureJson(const ModuleSignature &signature) {
+  llvm::json::Object root{{"functions", renderFunctions(signature.functions)}};
+  if (!signature.mesh.empty()) {
+    llvm::json::Array mesh;
+    for (const MeshAxis &axis : signature.mesh)
+      mesh.push_back(llvm::json::Object{{"name", axis.name}, {"size", axis.size}});
+    root["mesh"] = std::move(mesh);
+    root["devices"] = renderFunctions(signature.devices);
+  }
+  return llvm::formatv("{0}", llvm::json::Value(std::move(root)));
+}
+
+static std::optional<std::vector<int64_t>>
+parseIntegers(const llvm::json::Array *array) {
+  if (!array)
+    return std::nullopt;
+  std::vector<int64_t> values;
+  for (const llvm::json::Value &value : *array) {
+    std::optional<int64_t> number = value.getAsInteger();
+    if (!number)
+      return std::nullopt;
+    values.push_back(*number);
+  }
+  return values;
+}
+
+/// A device tensor's global placement, consistent with its local shape
+/// and the mesh: a loader may cut and assemble blocks by it.
+static bool parsePlacement(const llvm::json::Object *object,
+                           const std::vector<MeshAxis> &mesh,
+                           TensorSignature &tensor) {
+  if (!object)
+    return false;
+  auto text = object->getString("placement");
+  auto shape = parseIntegers(object->getArray("shape"));
+  auto split = parseIntegers(object->getArray("split"));
+  auto partial = parseIntegers(object->getArray("partial"));
+  if (!text || !shape || !split || !partial ||
+      shape->size() != tensor.shape.size() || split->size() != shape->size())
+    return false;
+  Placement placement{text->str(), *shape, {}, {}};
+  int64_t axes = int64_t(mesh.size());
+  for (size_t d = 0; d < shape->size(); ++d) {
+    int64_t over = (*split)[d];
+    if (over < -1 || over >= axes)
+      return false;
+    int64_t factor = over < 0 ? 1 : mesh[over].size;
+    if ((*shape)[d] != tensor.shape[d] * factor)
+      return false;
+    placement.splitOver.push_back(int(over));
+  }
+  for (int64_t over : *partial) {
+    if (over < 0 || over >= axes)
+      return false;
+    placement.partialOver.push_back(int(over));
+  }
+  tensor.placement = std::move(placement);
+  return true;
 }
 
 static bool parseTensor(const llvm::json::Object *object, bool named,
+                        const std::vector<MeshAxis> *mesh,
                         TensorSignature &tensor) {
   if (!object)
     return false;
@@ -61,7 +138,50 @@ static bool parseTensor(const llvm::json::Object *object, bool named,
     count *= *value;
     tensor.shape.push_back(*value);
   }
+  return !mesh || parsePlacement(object->getObject("global"), *mesh, tensor);
+}
+
+/// `mesh` is set for the list of per-device functions.
+static bool parseFunctions(const llvm::json::Array *functions,
+                           const std::vector<MeshAxis> *mesh,
+                           std::vector<FunctionSignature> &into,
+                           std::string &error) {
+  for (const llvm::json::Value &entry : *functions) {
+    const llvm::json::Object *object = entry.getAsObject();
+    FunctionSignature fn;
+    auto name = object ? object->getString("name") : std::nullopt;
+    const llvm::json::Array *params =
+        object ? object->getArray("params") : nullptr;
+    bool ok = name && params &&
+              parseTensor(object->getObject("result"), false, mesh, fn.result);
+    for (size_t i = 0; ok && params && i < params->size(); ++i) {
+      TensorSignature param;
+      ok = parseTensor((*params)[i].getAsObject(), true, mesh, param);
+      fn.params.push_back(std::move(param));
+    }
+    if (!ok) {
+      error = "signature JSON has a malformed function entry";
+      return false;
+    }
+    fn.name = fn.callee = name->str();
+    into.push_back(std::move(fn));
+  }
   return true;
+}
+
+static bool parseMesh(const llvm::json::Array *axes,
+                      std::vector<MeshAxis> &mesh) {
+  int64_t devices = 1;
+  for (const llvm::json::Value &entry : *axes) {
+    const llvm::json::Object *object = entry.getAsObject();
+    auto name = object ? object->getString("name") : std::nullopt;
+    auto size = object ? object->getInteger("size") : std::nullopt;
+    if (!name || !size || *size < 1 || *size > KINA_MAX_MESH_DEVICES / devices)
+      return false;
+    devices *= *size;
+    mesh.push_back({name->str(), *size});
+  }
+  return !mesh.empty();
 }
 
 std::optional<ModuleSignature>
@@ -79,25 +199,17 @@ kina::parseSignatureJson(const std::string &json, std::string &error) {
     return std::nullopt;
   }
   ModuleSignature signature;
-  for (const llvm::json::Value &entry : *functions) {
-    const llvm::json::Object *object = entry.getAsObject();
-    FunctionSignature fn;
-    auto name = object ? object->getString("name") : std::nullopt;
-    const llvm::json::Array *params =
-        object ? object->getArray("params") : nullptr;
-    bool ok = name && params &&
-              parseTensor(object->getObject("result"), false, fn.result);
-    for (size_t i = 0; ok && params && i < params->size(); ++i) {
-      TensorSignature param;
-      ok = parseTensor((*params)[i].getAsObject(), true, param);
-      fn.params.push_back(std::move(param));
-    }
-    if (!ok) {
-      error = "signature JSON has a malformed function entry";
-      return std::nullopt;
-    }
-    fn.name = fn.callee = name->str();
-    signature.functions.push_back(std::move(fn));
+  if (!parseFunctions(functions, nullptr, signature.functions, error))
+    return std::nullopt;
+  const llvm::json::Array *mesh = root->getArray("mesh");
+  const llvm::json::Array *devices = root->getArray("devices");
+  if (!mesh && !devices)
+    return signature;
+  if (!mesh || !devices || !parseMesh(mesh, signature.mesh)) {
+    error = "signature JSON has a malformed mesh";
+    return std::nullopt;
   }
+  if (!parseFunctions(devices, &signature.mesh, signature.devices, error))
+    return std::nullopt;
   return signature;
 }

@@ -33,6 +33,10 @@ void mlir::kina::buildKinaToLinalgPipeline(OpPassManager &pm) {
   // programs without a mesh).
   pm.addPass(createPropagateShardingPass());
   pm.addPass(createPartitionPass());
+  buildOneDeviceToLinalgPipeline(pm);
+}
+
+void mlir::kina::buildOneDeviceToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createConvertKinaToLinalgPass());
   pm.addPass(createCanonicalizerPass());
 }

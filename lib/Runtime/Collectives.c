@@ -71,7 +71,7 @@ static int exchange(const void *send, void *recv, int64_t bytes,
                     int64_t group_size, int64_t group_stride) {
   if (!failed()) {
     const struct kina_device *device = kina_current_device();
-    int32_t status = device->exchange(device->context, send, recv, bytes,
+    int32_t status = device->exchange(device, send, recv, bytes,
                                       (int32_t)group_size, group_stride);
     if (status == KINA_STATUS_OK)
       return 1;
@@ -93,7 +93,8 @@ void kina_device_enter(const struct kina_device *device) {
   if (!state)
     return; /* out of memory: every collective then reports a failure */
   state->device = device;
-  state->status = device && device->exchange && device->size >= 1 &&
+  state->status = device && device->exchange && device->agree &&
+                          device->size >= 1 &&
                           device->rank >= 0 && device->rank < device->size
                       ? KINA_STATUS_OK
                       : KINA_STATUS_COLLECTIVE_FAILED;
@@ -108,17 +109,8 @@ int32_t kina_device_leave(int32_t status) {
   const struct kina_device *device = state->device;
   if (state->status != KINA_STATUS_OK)
     status = state->status;
-  int32_t mine = status;
-  int32_t *all = calloc((size_t)device->size, sizeof *all);
-  if (!all || device->exchange(device->context, &mine, all, sizeof mine,
-                               device->size, 1) != KINA_STATUS_OK) {
-    status = KINA_STATUS_COLLECTIVE_FAILED;
-  } else {
-    for (int32_t i = 0; i < device->size; ++i)
-      if (all[i] > status)
-        status = all[i];
-  }
-  free(all);
+  status = device->agree ? device->agree(device, status)
+                         : KINA_STATUS_COLLECTIVE_FAILED;
   state->device = NULL;
   state->status = KINA_STATUS_OK;
   return status;

@@ -85,70 +85,103 @@ static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(Location loc) {
 
 /// `int32_t kina_NAME(const T *p..., R *out)` around each lowered function
 /// `NAME(ptr p..., ptr out) -> void | i1` (the i1 is "all gather ids were in
-/// range"); lowered functions become internal. Also the signature JSON.
+/// range"); for a per-device form `spmd.NAME`, `int32_t
+/// kina_spmd_NAME(const struct kina_device *device, ...)`, which tells the
+/// runtime which device runs (lib/Runtime/Collectives.c) and returns the
+/// status every device agrees on. Each also gets a packed entry
+/// `int32_t (void **args)`, for embedders that call functions of any arity
+/// (the Python bindings).
+static LogicalResult addWrapper(llvm::Module &module,
+                                const FunctionSignature &sig, bool perDevice,
+                                Location loc) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Function *inner = module.getFunction(sig.callee);
+  if (!inner || inner->arg_size() != sig.params.size() + 1) {
+    emitError(loc) << "internal error: lowered '" << sig.callee
+                   << "' does not take (inputs..., out)";
+    return failure();
+  }
+  unsigned leading = perDevice ? 1 : 0; // the device
+  unsigned arity = leading + sig.params.size() + 1;
+  auto *type = llvm::FunctionType::get(
+      b.getInt32Ty(), SmallVector<llvm::Type *>(arity, b.getPtrTy()), false);
+  auto *wrapper = llvm::Function::Create(
+      type, llvm::GlobalValue::ExternalLinkage,
+      (perDevice ? KINA_SPMD_PREFIX : KINA_EXPORT_PREFIX) + sig.name, module);
+  for (unsigned i = 0; i < arity; ++i)
+    wrapper->addParamAttr(i, llvm::Attribute::NoUndef);
+  if (perDevice)
+    wrapper->getArg(0)->setName("device");
+  for (unsigned i = 0; i < sig.params.size(); ++i) {
+    wrapper->getArg(leading + i)->setName(sig.params[i].name);
+    wrapper->addParamAttr(leading + i, llvm::Attribute::ReadOnly);
+  }
+  wrapper->getArg(arity - 1)->setName("out");
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+  auto runtime = [&](StringRef name, llvm::Type *result, llvm::Type *arg) {
+    return module.getOrInsertFunction(
+        name, llvm::FunctionType::get(result, {arg}, false));
+  };
+  if (perDevice)
+    b.CreateCall(runtime("kina_device_enter", b.getVoidTy(), b.getPtrTy()),
+                 {wrapper->getArg(0)});
+  SmallVector<llvm::Value *> args;
+  for (unsigned i = leading; i < arity; ++i)
+    args.push_back(wrapper->getArg(i));
+  llvm::Value *ok = b.CreateCall(inner, args);
+  llvm::Value *status =
+      inner->getReturnType()->isVoidTy()
+          ? b.getInt32(KINA_STATUS_OK)
+          : b.CreateSelect(ok, b.getInt32(KINA_STATUS_OK),
+                           b.getInt32(KINA_STATUS_GATHER_OUT_OF_RANGE));
+  if (perDevice)
+    status = b.CreateCall(
+        runtime("kina_device_leave", b.getInt32Ty(), b.getInt32Ty()), {status});
+  b.CreateRet(status);
+
+  auto *packed = llvm::Function::Create(
+      llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, false),
+      llvm::GlobalValue::ExternalLinkage,
+      perDevice ? ::kina::packedDeviceEntrySymbol(sig.name)
+                : ::kina::packedEntrySymbol(sig.name),
+      module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", packed));
+  SmallVector<llvm::Value *> unpacked;
+  for (unsigned i = 0; i < arity; ++i)
+    unpacked.push_back(b.CreateLoad(
+        b.getPtrTy(),
+        b.CreateConstInBoundsGEP1_64(b.getPtrTy(), packed->getArg(0), i)));
+  b.CreateRet(b.CreateCall(wrapper, unpacked));
+  return success();
+}
+
+/// The wrappers of every function and the signature JSON.
 static LogicalResult addCInterface(llvm::Module &module,
                                    const ModuleSignature &signature,
                                    Location loc) {
-  llvm::LLVMContext &ctx = module.getContext();
-  llvm::IRBuilder<> b(ctx);
   std::vector<llvm::Function *> lowered;
   for (llvm::Function &fn : module)
     if (!fn.isDeclaration())
       lowered.push_back(&fn);
-  for (const FunctionSignature &sig : signature.functions) {
-    llvm::Function *inner = module.getFunction(sig.callee);
-    if (!inner || inner->arg_size() != sig.params.size() + 1) {
-      emitError(loc) << "internal error: lowered '" << sig.callee
-                     << "' does not take (inputs..., out)";
+  for (const FunctionSignature &sig : signature.functions)
+    if (failed(addWrapper(module, sig, /*perDevice=*/false, loc)))
       return failure();
-    }
-    auto *type = llvm::FunctionType::get(
-        b.getInt32Ty(),
-        SmallVector<llvm::Type *>(sig.params.size() + 1, b.getPtrTy()), false);
-    auto *wrapper =
-        llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
-                               KINA_EXPORT_PREFIX + sig.name, module);
-    for (unsigned i = 0; i < sig.params.size(); ++i) {
-      wrapper->getArg(i)->setName(sig.params[i].name);
-      wrapper->addParamAttr(i, llvm::Attribute::ReadOnly);
-    }
-    wrapper->getArg(sig.params.size())->setName("out");
-    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", wrapper));
-    SmallVector<llvm::Value *> args;
-    for (llvm::Argument &arg : wrapper->args())
-      args.push_back(&arg);
-    llvm::Value *ok = b.CreateCall(inner, args);
-    b.CreateRet(
-        inner->getReturnType()->isVoidTy()
-            ? b.getInt32(KINA_STATUS_OK)
-            : b.CreateSelect(ok, b.getInt32(KINA_STATUS_OK),
-                             b.getInt32(KINA_STATUS_GATHER_OUT_OF_RANGE)));
-
-    // The same call with its pointers in an array, for embedders that call
-    // functions of any arity (the Python bindings).
-    auto *packed = llvm::Function::Create(
-        llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, false),
-        llvm::GlobalValue::ExternalLinkage, ::kina::packedEntrySymbol(sig.name),
-        module);
-    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", packed));
-    SmallVector<llvm::Value *> unpacked;
-    for (unsigned i = 0; i < args.size(); ++i)
-      unpacked.push_back(b.CreateLoad(
-          b.getPtrTy(),
-          b.CreateConstInBoundsGEP1_64(b.getPtrTy(), packed->getArg(0), i)));
-    b.CreateRet(b.CreateCall(wrapper, unpacked));
-  }
+  for (const FunctionSignature &sig : signature.devices)
+    if (failed(addWrapper(module, sig, /*perDevice=*/true, loc)))
+      return failure();
   // Only the kina_* symbols are the interface; `main` must not leak.
   for (llvm::Function *fn : lowered)
     fn->setLinkage(llvm::GlobalValue::InternalLinkage);
 
+  llvm::IRBuilder<> b(module.getContext());
   auto *json = b.CreateGlobalString(::kina::renderSignatureJson(signature),
                                     "kina.signature", 0, &module);
   json->setLinkage(llvm::GlobalValue::PrivateLinkage);
   auto *getter = llvm::Function::Create(
       llvm::FunctionType::get(b.getPtrTy(), false),
       llvm::GlobalValue::ExternalLinkage, KINA_SIGNATURE_SYMBOL, module);
-  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", getter));
+  b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", getter));
   b.CreateRet(json);
   return success();
 }
@@ -224,16 +257,30 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   FailureOr<ModuleSignature> signature = getModuleSignature(kinaModule);
   if (failed(signature))
     return failure();
-  out.signature = *signature;
 
   DialectRegistry registry;
   registerPipelineDependencies(registry);
   context->appendDialectRegistry(registry);
-  OwningOpRef<ModuleOp> module(cast<ModuleOp>(kinaModule->clone()));
+  OwningOpRef<ModuleOp> module;
+  {
+    StageScope stage(context, "partitioning over the mesh (--kina-partition)");
+    FailureOr<OwningOpRef<ModuleOp>> exported = buildExportedForms(kinaModule);
+    if (failed(exported))
+      return failure();
+    module = std::move(*exported);
+    // The host functions as the program declares them (parameter names,
+    // entry) and the per-device forms of the mesh-placed ones.
+    FailureOr<ModuleSignature> devices = getModuleSignature(*module);
+    if (failed(devices))
+      return failure();
+    signature->mesh = devices->mesh;
+    signature->devices = devices->devices;
+  }
+  out.signature = *signature;
   {
     StageScope stage(context, "lowering kina to linalg (--kina-to-linalg)");
     PassManager pm(context);
-    buildKinaToLinalgPipeline(pm);
+    buildOneDeviceToLinalgPipeline(pm);
     if (failed(pm.run(*module)))
       return failure();
   }

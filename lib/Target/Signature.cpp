@@ -2,6 +2,7 @@
 #include "Kina/Target/Signature.h"
 
 #include "Kina/Dialect/KinaDialect.h"
+#include "Kina/Pipelines/Pipelines.h"
 #include "Kina/Target/Runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,11 +25,78 @@ static FailureOr<TensorSignature> tensorSignature(func::FuncOp fn, Type type,
            << fn.getName() << "': " << type << " is not a kina tensor";
   return TensorSignature{
       std::move(name), tensor.getDType(),
-      std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end())};
+      std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end()),
+      std::nullopt};
+}
+
+/// `tensor`, a block of `global` on `mesh`: where it lies.
+static ::kina::Placement placementOf(KinaTensorType global, MeshOp mesh) {
+  ::kina::Placement placement;
+  PlacementAttr attr = global.getPlacement();
+  placement.text = attr.str();
+  placement.shape.assign(global.getShape().begin(), global.getShape().end());
+  auto meshIndex = [&](StringAttr axis) {
+    return int(llvm::find(mesh.getAxes(), axis) - mesh.getAxes().begin());
+  };
+  for (int64_t d = 0; d < global.getRank(); ++d) {
+    StringAttr over = attr.getSplitOf(d);
+    placement.splitOver.push_back(over ? meshIndex(over) : -1);
+  }
+  for (StringAttr over : attr.getPartial())
+    placement.partialOver.push_back(meshIndex(over));
+  return placement;
+}
+
+/// The per-device form `spmd.NAME` of `name`: local tensors, each with the
+/// global one it is a block of (its `kina.global` attribute, or the same
+/// type when it is on the host).
+static FailureOr<FunctionSignature> deviceSignature(func::FuncOp fn,
+                                                    StringRef name,
+                                                    MeshOp mesh) {
+  StringRef globalAttr = KinaDialect::GlobalAttrHelper::getNameStr();
+  auto describe = [&](Type local, TypeAttr global,
+                      std::string tensorName) -> FailureOr<TensorSignature> {
+    FailureOr<TensorSignature> tensor =
+        tensorSignature(fn, local, std::move(tensorName));
+    if (failed(tensor))
+      return failure();
+    auto globalType =
+        cast<KinaTensorType>(global ? global.getValue() : local);
+    if (globalType.getPlacement().isLocal())
+      return fn.emitError("internal error: '")
+             << fn.getName() << "' has a local tensor without its global type";
+    if (!globalType.getPlacement().isMesh())
+      globalType = KinaTensorType::get(
+          fn.getContext(), globalType.getShape(), globalType.getElementType(),
+          PlacementAttr::getReplicated(fn.getContext()));
+    tensor->placement = placementOf(globalType, mesh);
+    return tensor;
+  };
+  FunctionType type = fn.getFunctionType();
+  FunctionSignature function{name.str(), fn.getName().str(), {}, {}};
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+    auto paramName = fn.getArgAttrOfType<StringAttr>(
+        i, KinaDialect::NameAttrHelper::getNameStr());
+    FailureOr<TensorSignature> param =
+        describe(type.getInput(i), fn.getArgAttrOfType<TypeAttr>(i, globalAttr),
+                 paramName ? paramName.str() : "arg" + std::to_string(i));
+    if (failed(param))
+      return failure();
+    function.params.push_back(*param);
+  }
+  FailureOr<TensorSignature> result = describe(
+      type.getResult(0), fn.getResultAttrOfType<TypeAttr>(0, globalAttr), "");
+  if (failed(result))
+    return failure();
+  function.result = *result;
+  return function;
 }
 
 FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
   ModuleSignature signature;
+  if (MeshOp mesh = MeshOp::lookup(module))
+    for (auto [axis, size] : llvm::zip_equal(mesh.getAxes(), mesh.getShape()))
+      signature.mesh.push_back({cast<StringAttr>(axis).str(), size});
   KinaDialect::EntryAttrHelper entryAttr(module.getContext());
   bool hasEntry = llvm::any_of(module.getOps<func::FuncOp>(), [&](auto fn) {
     return entryAttr.isAttrPresent(fn);
@@ -40,6 +108,15 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
     if (type.getNumResults() != 1)
       return fn.emitError("cannot export '")
              << fn.getName() << "': a kina function returns one tensor";
+    if (fn.getName().starts_with(kPerDeviceSymbolPrefix)) {
+      FailureOr<FunctionSignature> device = deviceSignature(
+          fn, fn.getName().drop_front(kPerDeviceSymbolPrefix.size()),
+          MeshOp::lookup(module));
+      if (failed(device))
+        return failure();
+      signature.devices.push_back(*device);
+      continue;
+    }
     bool isEntry = entryAttr.isAttrPresent(fn);
     if (!isEntry && hasEntry && fn.getName() == "main")
       return fn.emitError("function 'main' clashes with the export of the "
@@ -69,6 +146,13 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
       signature.functions.push_back(function);
     }
   }
+  for (const FunctionSignature &device : signature.devices)
+    for (const FunctionSignature &host : signature.functions)
+      if (host.name == "spmd_" + device.name)
+        return module.emitError("function '")
+               << host.name << "' clashes with the per-device export of '"
+               << device.name << "' as " KINA_SPMD_PREFIX << device.name
+               << "; rename it";
   return signature;
 }
 
@@ -108,6 +192,28 @@ std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
       os << (i ? ", " : "") << fn.params[i].name << ": " << shape(fn.params[i]);
     os << ") -> " << shape(fn.result) << " */\n";
     os << "int32_t kina_" << fn.name << "(";
+    for (const TensorSignature &param : fn.params)
+      os << "const " << cType(param.dtype) << " *" << cName(param.name) << ", ";
+    os << cType(fn.result.dtype) << " *out);\n\n";
+  }
+  if (!signature.devices.empty()) {
+    os << "/* Per-device forms on mesh [";
+    for (size_t i = 0; i < signature.mesh.size(); ++i)
+      os << (i ? ", " : "") << signature.mesh[i].name << " = "
+         << signature.mesh[i].size;
+    os << "]: each device calls with its own struct kina_device (Kina's\n"
+       << "   ABI.h) and its blocks of the global tensors. */\n"
+       << "struct kina_device;\n\n";
+  }
+  for (const FunctionSignature &fn : signature.devices) {
+    os << "/* " << fn.name << " per device (";
+    for (size_t i = 0; i < fn.params.size(); ++i)
+      os << (i ? ", " : "") << fn.params[i].name << ": " << shape(fn.params[i])
+         << " of " << fn.params[i].placement->text;
+    os << ") -> " << shape(fn.result) << " of " << fn.result.placement->text
+       << " */\n";
+    os << "int32_t " KINA_SPMD_PREFIX << fn.name
+       << "(const struct kina_device *device, ";
     for (const TensorSignature &param : fn.params)
       os << "const " << cType(param.dtype) << " *" << cName(param.name) << ", ";
     os << cType(fn.result.dtype) << " *out);\n\n";

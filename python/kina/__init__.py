@@ -9,15 +9,19 @@
 """
 
 import collections
+import json
 import os
 import pathlib
 import shutil
 import tempfile
 
 from . import _kina
+from . import devices as _devices
+from .devices import DeviceError, SimulationResult
 
-__all__ = ["CompileError", "Module", "Param", "Signature", "check",
-           "compile", "compile_file", "load"]
+__all__ = ["CompileError", "DeviceError", "Module", "Param", "Signature",
+           "SimulationResult", "check", "compile", "compile_file", "load",
+           "show_sharding"]
 
 
 class CompileError(Exception):
@@ -48,6 +52,12 @@ class Module:
             self.functions[entry["name"]] = Signature(entry["name"], params,
                                                       result)
             self._index[entry["name"]] = i
+        described = json.loads(library.signature_json)
+        self.mesh = (_devices.Mesh(described["mesh"])
+                     if "mesh" in described else None)
+        self.per_device = {
+            entry["name"]: _devices.PerDeviceFunction(entry, self.mesh, i)
+            for i, entry in enumerate(described.get("devices", []))}
 
     def __getattr__(self, name):
         index = self.__dict__.get("_index", {}).get(name)
@@ -74,6 +84,31 @@ class Module:
     @num_threads.setter
     def num_threads(self, n):
         self._library.num_threads = _thread_count(n)
+
+    def simulate(self, name, *args, threads_per_device=1, timeout=60.0):
+        """Runs the per-device form of `name` on one thread per device of
+        the mesh, with shared-memory collectives, on the global `args`
+        (distributed by their placements). Returns a SimulationResult:
+        `value` (the global result), `per_device` (each device's local
+        result, in device order), `report` and `bytes_moved`. Raises
+        IndexError (a gather id out of range) or DeviceError when a device
+        fails; every device stops, none is left waiting (`timeout` seconds
+        bound a wait in a collective)."""
+        function = self._device_function(name)
+        local, moved, seconds = _devices.run_threads(
+            self._library, function, args, threads_per_device, timeout)
+        value = function.result.assemble(local)
+        return SimulationResult(value, local, None, moved, seconds)
+
+    def _device_function(self, name):
+        function = self.per_device.get(name)
+        if function is None:
+            if self.mesh is None:
+                raise ValueError("%s has no mesh: only programs with @mesh "
+                                 "have per-device forms" % self)
+            raise ValueError("no mesh-placed function %r (per-device forms: "
+                             "%s)" % (name, ", ".join(self.per_device)))
+        return function
 
     def ir(self, stage):
         """The module at `stage`: "kina", "linalg" or "llvm"."""

@@ -46,12 +46,17 @@ struct kina_device {
   int32_t rank, size;
   /* Threads this device's calls may use, itself included (>= 1). */
   int32_t threads;
+  /* The backend's. */
   void *context;
   /* Every member of rank's group sends `bytes` from `send`; `recv` gets
      all of them in group order. Returns KINA_STATUS_OK, or a failure that
      every device of the run sees (and nobody waits on). */
-  int32_t (*exchange)(void *context, const void *send, void *recv,
-                      int64_t bytes, int32_t group_size, int64_t group_stride);
+  int32_t (*exchange)(const struct kina_device *device, const void *send,
+                      void *recv, int64_t bytes, int32_t group_size,
+                      int64_t group_stride);
+  /* The largest `status` of all devices of the run, on every device (not
+     counted as data moved). */
+  int32_t (*agree)(const struct kina_device *device, int32_t status);
 };
 
 /* Every tensor has at most 2^60 elements, so that its size in bytes (and

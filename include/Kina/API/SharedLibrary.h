@@ -31,6 +31,11 @@ public:
 
   const ModuleSignature &signature() const { return signature_; }
   PackedEntry entry(size_t function) const { return entries_[function]; }
+  /// The packed per-device entry of signature().devices[function]: args
+  /// are the struct kina_device, the local inputs, the local output.
+  PackedEntry deviceEntry(size_t function) const {
+    return deviceEntries_[function];
+  }
 
   /// Threads each call may use (the caller's included); the default is
   /// $KINA_NUM_THREADS, else every usable core. Per loaded object.
@@ -42,7 +47,7 @@ private:
   SharedLibrary() = default;
   void *handle_ = nullptr;
   ModuleSignature signature_;
-  std::vector<PackedEntry> entries_;
+  std::vector<PackedEntry> entries_, deviceEntries_;
   int32_t (*getNumThreads_)() = nullptr;
   void (*setNumThreads_)(int32_t) = nullptr;
 };

@@ -17,10 +17,20 @@
 
 namespace kina {
 
+/// Where a per-device tensor's block lies in its global tensor.
+struct Placement {
+  std::string text;              // as the IR prints it: `@sharded(axis=1)`
+  std::vector<int64_t> shape;    // the global shape
+  std::vector<int> splitOver;    // per dim: the mesh axis cutting it, or -1
+  std::vector<int> partialOver;  // mesh axes it is a summand over
+};
+
 struct TensorSignature {
   std::string name; // parameter name; empty for a result
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// Per-device functions only: the global tensor this is a block of.
+  std::optional<Placement> placement;
 
   /// Element count; at most kMaxElements (checked when parsed).
   int64_t numElements() const;
@@ -35,11 +45,26 @@ struct FunctionSignature {
   TensorSignature result;
 };
 
-struct ModuleSignature {
-  std::vector<FunctionSignature> functions;
+struct MeshAxis {
+  std::string name;
+  int64_t size;
 };
 
-/// `{"functions": [{"name": ..., "params": [...], "result": {...}}]}`.
+struct ModuleSignature {
+  std::vector<FunctionSignature> functions;
+  /// A program with a mesh: its axes (devices numbered row-major), and the
+  /// per-device form of each mesh-placed function, exported as
+  /// KINA_SPMD_PREFIX NAME with the device first (ABI.h).
+  std::vector<MeshAxis> mesh;
+  std::vector<FunctionSignature> devices;
+
+  int64_t numDevices() const;
+};
+
+/// `{"functions": [{"name": ..., "params": [...], "result": {...}}],
+///   "mesh": [{"name": "x", "size": 2}], "devices": [...]}`; a device
+/// function's tensors add `"global": {"placement", "shape", "split",
+/// "partial"}`.
 std::string renderSignatureJson(const ModuleSignature &signature);
 
 /// Parses what renderSignatureJson wrote; nullopt (and `error`) otherwise.
@@ -50,6 +75,12 @@ std::optional<ModuleSignature> parseSignatureJson(const std::string &json,
 /// args = inputs..., out. `.` keeps it apart from every `kina_<name>`.
 inline std::string packedEntrySymbol(const std::string &name) {
   return "kina.packed." + name;
+}
+
+/// The packed entry of the per-device form of `name`: `int32_t (void
+/// **args)` with args = the struct kina_device, inputs..., out.
+inline std::string packedDeviceEntrySymbol(const std::string &name) {
+  return "kina.packed.spmd." + name;
 }
 
 } // namespace kina

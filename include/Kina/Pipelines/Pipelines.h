@@ -8,6 +8,8 @@
 #ifndef KINA_PIPELINES_PIPELINES_H
 #define KINA_PIPELINES_PIPELINES_H
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir::kina {
@@ -16,6 +18,20 @@ namespace mlir::kina {
 /// `--kina-partition=form=host` first; `--kina-to-linalg` and a
 /// canonicalization.
 void buildKinaToLinalgPipeline(OpPassManager &pm);
+
+/// `--kina-to-linalg` and a canonicalization, for code one device runs
+/// (what buildExportedForms returns).
+void buildOneDeviceToLinalgPipeline(OpPassManager &pm);
+
+/// The symbol prefix of per-device functions: `spmd.NAME` (a `.` keeps it
+/// apart from every kina function name); exported as kina_spmd_NAME.
+inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
+
+/// What a shared object is generated from, still in kina: the host form of
+/// every function of `program` and, when it declares a mesh, the
+/// per-device form (`--kina-partition=form=spmd`) of each mesh-placed
+/// function as `spmd.NAME`, with the mesh. Errors are located.
+FailureOr<OwningOpRef<ModuleOp>> buildExportedForms(ModuleOp program);
 
 /// Upstream tensors to the LLVM dialect: tiling and threads, bufferization
 /// with caller-owned results (each tensor result becomes a last pointer

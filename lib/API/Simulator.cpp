@@ -1,0 +1,204 @@
+//===- Simulator.cpp - The threaded backend of kina_device ----------------===//
+//
+// Every collective is an exchange (ABI.h): all devices of the run post
+// their send buffer, the last to arrive checks that each group agrees on
+// the size, every device copies its group's blocks, and a second barrier
+// keeps the send buffers alive until all copies are done. All devices of
+// an SPMD program reach the same collectives in the same order, so one
+// barrier over the whole mesh serves groups of any mesh axis.
+//
+// A failure (sizes that disagree, a device that does not arrive within
+// the timeout) is sticky and seen by all: nobody waits on it again.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/API/Simulator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+using namespace kina;
+
+namespace {
+
+class ThreadMesh {
+public:
+  ThreadMesh(int devices, std::chrono::milliseconds timeout)
+      : devices(devices), timeout(timeout), posts(devices) {}
+
+  static int32_t exchange(const kina_device *device, const void *send,
+                          void *recv, int64_t bytes, int32_t groupSize,
+                          int64_t groupStride);
+  static int32_t agree(const kina_device *device, int32_t status);
+
+  /// Device `rank`'s view of the run.
+  kina_device device(int rank, int threads) {
+    return kina_device{rank,  devices, threads, this, &ThreadMesh::exchange,
+                       &ThreadMesh::agree};
+  }
+
+  std::atomic<int64_t> bytesMoved{0};
+  std::atomic<int64_t> collectiveNanoseconds{0};
+
+  std::string error() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return failure;
+  }
+
+private:
+  struct Post {
+    const void *send;
+    int64_t bytes;
+    int64_t groupSize, groupStride;
+  };
+
+  /// `counted`: data of the program (not the run's own status).
+  int32_t exchange(int rank, const void *send, void *recv, int64_t bytes,
+                   int64_t groupSize, int64_t groupStride, bool counted);
+  /// Waits until every device has arrived; the last one runs `complete`.
+  /// False when the run has failed.
+  template <typename Complete>
+  bool barrier(std::unique_lock<std::mutex> &lock, Complete complete);
+  void fail(std::string why) {
+    if (failure.empty())
+      failure = std::move(why);
+    failed = true;
+    wake.notify_all();
+  }
+  std::string checkGroups() const;
+
+  const int devices;
+  const std::chrono::milliseconds timeout;
+  std::mutex mutex;
+  std::condition_variable wake;
+  int arrived = 0;
+  uint64_t generation = 0;
+  bool failed = false;
+  std::string failure;
+  std::vector<Post> posts;
+};
+
+template <typename Complete>
+bool ThreadMesh::barrier(std::unique_lock<std::mutex> &lock,
+                         Complete complete) {
+  uint64_t mine = generation;
+  if (++arrived == devices) {
+    complete();
+    arrived = 0;
+    ++generation;
+    wake.notify_all();
+    return !failed;
+  }
+  // Even after a failure, wait for the others: they may still be reading
+  // this device's send buffer. Only the timeout gives up on them.
+  if (!wake.wait_for(lock, timeout, [&] { return generation != mine; })) {
+    fail("a device did not reach a collective within " +
+         std::to_string(timeout.count()) + " ms");
+    return false;
+  }
+  return !failed;
+}
+
+std::string ThreadMesh::checkGroups() const {
+  for (int rank = 0; rank < devices; ++rank) {
+    const Post &post = posts[rank];
+    if (post.groupSize < 1 || post.groupStride < 1 ||
+        post.groupSize * post.groupStride > devices)
+      return "device " + std::to_string(rank) + " names a group of " +
+             std::to_string(post.groupSize) + " devices " +
+             std::to_string(post.groupStride) + " apart on a mesh of " +
+             std::to_string(devices);
+    int64_t coordinate = (rank / post.groupStride) % post.groupSize;
+    for (int64_t j = 0; j < post.groupSize; ++j) {
+      const Post &other =
+          posts[rank + (j - coordinate) * post.groupStride];
+      if (other.bytes != post.bytes || other.groupSize != post.groupSize ||
+          other.groupStride != post.groupStride)
+        return "devices " + std::to_string(rank) + " and " +
+               std::to_string(rank + (j - coordinate) * post.groupStride) +
+               " disagree on a collective (" + std::to_string(post.bytes) +
+               " vs " + std::to_string(other.bytes) + " bytes)";
+    }
+  }
+  return "";
+}
+
+int32_t ThreadMesh::exchange(int rank, const void *send, void *recv,
+                             int64_t bytes, int64_t groupSize,
+                             int64_t groupStride, bool counted) {
+  auto start = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mutex);
+  if (failed)
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  posts[rank] = {send, bytes, groupSize, groupStride};
+  bool ok = barrier(lock, [&] {
+    if (std::string why = checkGroups(); !why.empty())
+      fail(why);
+  });
+  if (ok) {
+    lock.unlock();
+    int64_t coordinate = (rank / groupStride) % groupSize;
+    for (int64_t j = 0; j < groupSize; ++j) {
+      int64_t member = rank + (j - coordinate) * groupStride;
+      std::memcpy(static_cast<char *>(recv) + j * bytes, posts[member].send,
+                  size_t(bytes));
+    }
+    if (counted)
+      bytesMoved += bytes * (groupSize - 1);
+    lock.lock();
+    ok = barrier(lock, [] {});
+  }
+  if (counted)
+    collectiveNanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+  return ok ? KINA_STATUS_OK : KINA_STATUS_COLLECTIVE_FAILED;
+}
+
+int32_t ThreadMesh::exchange(const kina_device *device, const void *send,
+                             void *recv, int64_t bytes, int32_t groupSize,
+                             int64_t groupStride) {
+  auto *mesh = static_cast<ThreadMesh *>(device->context);
+  return mesh->exchange(device->rank, send, recv, bytes, groupSize,
+                        groupStride, /*counted=*/true);
+}
+
+int32_t ThreadMesh::agree(const kina_device *device, int32_t status) {
+  auto *mesh = static_cast<ThreadMesh *>(device->context);
+  std::vector<int32_t> all(size_t(device->size));
+  if (mesh->exchange(device->rank, &status, all.data(), sizeof status,
+                     device->size, 1, /*counted=*/false) != KINA_STATUS_OK)
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  return *std::max_element(all.begin(), all.end());
+}
+
+} // namespace
+
+SimulationResult kina::simulate(PackedEntry entry,
+                                const std::vector<std::vector<void *>> &args,
+                                const SimulationOptions &options) {
+  int devices = int(args.size());
+  ThreadMesh mesh(devices, options.timeout);
+  std::vector<kina_device> handles;
+  for (int d = 0; d < devices; ++d)
+    handles.push_back(mesh.device(d, std::max(1, options.threadsPerDevice)));
+  SimulationResult result;
+  result.status.assign(devices, KINA_STATUS_COLLECTIVE_FAILED);
+  std::vector<std::thread> threads;
+  for (int d = 0; d < devices; ++d)
+    threads.emplace_back([&, d] {
+      std::vector<void *> pointers = {&handles[d]};
+      pointers.insert(pointers.end(), args[d].begin(), args[d].end());
+      result.status[d] = entry(pointers.data());
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  result.bytesMoved = mesh.bytesMoved;
+  result.collectiveSeconds = double(mesh.collectiveNanoseconds) * 1e-9;
+  result.error = mesh.error();
+  return result;
+}

@@ -1,0 +1,207 @@
+"""Per-device execution of a program with a mesh: blocks of global tensors,
+the threaded simulator, and what each device holds.
+
+The layout is the signature's (docs/interfaces.md, "Sharded programs"):
+devices are numbered row-major over the mesh axes; a tensor dim cut over a
+mesh axis of size G is split into G equal contiguous blocks, device
+coordinate i holding block i; a partial tensor holds a summand.
+"""
+
+import collections
+
+import numpy as np
+
+from . import _kina
+
+MeshAxis = collections.namedtuple("MeshAxis", "name size")
+
+
+class Mesh:
+    """The mesh of a compiled program."""
+
+    def __init__(self, axes):
+        self.axes = tuple(MeshAxis(a["name"], a["size"]) for a in axes)
+        self.num_devices = int(np.prod([a.size for a in self.axes]))
+
+    def coordinates(self, device):
+        """Device `device`'s coordinate on each mesh axis (row-major)."""
+        coords = []
+        for axis in reversed(self.axes):
+            coords.append(device % axis.size)
+            device //= axis.size
+        return tuple(reversed(coords))
+
+    def __repr__(self):
+        return "@mesh([%s])" % ", ".join("%s = %d" % a for a in self.axes)
+
+
+class Placed:
+    """One tensor of a per-device function: its local and global shapes,
+    and where each device's block lies."""
+
+    def __init__(self, entry, mesh):
+        self.name = entry.get("name", "result")
+        self.dtype = np.dtype({"f32": "float32", "i32": "int32",
+                               "i64": "int64"}[entry["dtype"]])
+        self.local_shape = tuple(entry["shape"])
+        placed = entry["global"]
+        self.placement = placed["placement"]
+        self.shape = tuple(placed["shape"])
+        self.split = tuple(placed["split"])
+        self.partial = tuple(placed["partial"])
+        self.mesh = mesh
+
+    def block(self, device):
+        """The index of device `device`'s block in the global tensor."""
+        coords = self.mesh.coordinates(device)
+        index = []
+        for dim, over in enumerate(self.split):
+            if over < 0:
+                index.append(slice(None))
+            else:
+                size = self.local_shape[dim]
+                start = coords[over] * size
+                index.append(slice(start, start + size))
+        return tuple(index)
+
+    def distribute(self, value):
+        """Each device's block of the global `value`, in device order.
+        A partial input is given whole to coordinate 0 of its partial axes
+        and as zeros to the others (so that the summands add up to it)."""
+        blocks = []
+        for device in range(self.mesh.num_devices):
+            # np.array, not ascontiguousarray: that makes 0-d arrays 1-d.
+            block = np.array(value[self.block(device)], dtype=self.dtype,
+                             order="C")
+            coords = self.mesh.coordinates(device)
+            if any(coords[p] != 0 for p in self.partial):
+                block = np.zeros_like(block)
+            blocks.append(block)
+        return blocks
+
+    def assemble(self, blocks):
+        """The global tensor from the devices' blocks: placed by their
+        splits, summed (in device order) over partial axes; a replicated
+        block is taken from the first device that holds it."""
+        value = np.zeros(self.shape, dtype=self.dtype)
+        filled = set()
+        for device, block in enumerate(blocks):
+            coords = self.mesh.coordinates(device)
+            index = self.block(device)
+            # The devices that hold the same block of the same summand.
+            key = (tuple((s.start, s.stop) for s in index
+                         if isinstance(s, slice) and s.start is not None),
+                   tuple(coords[p] for p in self.partial))
+            if key in filled:
+                continue
+            filled.add(key)
+            if self.partial:
+                value[index] += block
+            else:
+                value[index] = block
+        return value
+
+
+class PerDeviceFunction:
+    """The per-device form of a function of a program with a mesh."""
+
+    def __init__(self, entry, mesh, index):
+        self.name = entry["name"]
+        self.index = index
+        self.mesh = mesh
+        self.params = tuple(Placed(p, mesh) for p in entry["params"])
+        self.result = Placed(entry["result"], mesh)
+
+
+def _check_global(function, args):
+    if len(args) != len(function.params):
+        raise ValueError("%s() takes %d argument(s) (%s), got %d" % (
+            function.name, len(function.params),
+            ", ".join(p.name for p in function.params), len(args)))
+    arrays = []
+    for param, arg in zip(function.params, args):
+        array = np.asarray(arg)
+        if array.dtype != param.dtype or array.shape != param.shape:
+            raise ValueError(
+                "%s(): parameter '%s' expects %s of shape %s, got %s of "
+                "shape %s" % (function.name, param.name, param.dtype,
+                              list(param.shape), array.dtype,
+                              list(array.shape)))
+        arrays.append(array)
+    return arrays
+
+
+class Report(list):
+    """One row per op of the program: `op`, `location`, `placement`,
+    `max_abs_diff` (sharded against unsharded). Prints as a table."""
+
+    def __str__(self):
+        if not self:
+            return "(no ops)"
+        width = max(len(r.location) for r in self)
+        lines = ["%-*s  %-16s  %-34s  %s" % (width, "location", "op",
+                                              "placement", "max_abs_diff")]
+        for r in self:
+            lines.append("%-*s  %-16s  %-34s  %.3g" % (
+                width, r.location, r.op, r.placement, r.max_abs_diff))
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return str(self)
+
+
+ReportRow = collections.namedtuple("ReportRow",
+                                   "op location placement max_abs_diff")
+
+
+class SimulationResult:
+    """What `Module.simulate` returns."""
+
+    def __init__(self, value, per_device, report, bytes_moved,
+                 collective_seconds):
+        self.value = value
+        self.per_device = per_device
+        self.report = report
+        self.bytes_moved = bytes_moved
+        self.collective_seconds = collective_seconds
+
+    def __repr__(self):
+        return ("<kina.SimulationResult: %d devices, %d bytes moved, "
+                "value %s %s>" % (len(self.per_device), self.bytes_moved,
+                                  self.value.dtype, list(self.value.shape)))
+
+
+class DeviceError(RuntimeError):
+    """A device of a simulated or MPI run failed; every device stopped."""
+
+
+def run_threads(library, function, args, threads_per_device, timeout):
+    """Runs `function` on one thread per device; (local results,
+    bytes moved, seconds in collectives). Raises on a failed status."""
+    arrays = _check_global(function, args)
+    per_device = [[] for _ in range(function.mesh.num_devices)]
+    for param, array in zip(function.params, arrays):
+        for device, block in enumerate(param.distribute(array)):
+            per_device[device].append(block)
+    results, statuses, moved, seconds, error = library.simulate(
+        function.index, per_device, threads_per_device, timeout)
+    check_statuses(function.name, statuses, error)
+    return results, moved, seconds
+
+
+def check_statuses(name, statuses, error=""):
+    """Raises unless every device returned success (IndexError for a gather
+    id out of range, as the host form does)."""
+    if all(s == 0 for s in statuses):
+        return
+    if len(set(statuses)) != 1:
+        raise DeviceError("%s: devices disagree on the status: %s" %
+                          (name, statuses))
+    status = statuses[0]
+    message = "%s on %d devices: %s (status %d on every device)" % (
+        name, len(statuses), _kina.describe_status(status), status)
+    if error:
+        message += ": " + error
+    if status == _kina.STATUS_GATHER_OUT_OF_RANGE:
+        raise IndexError(message)
+    raise DeviceError(message)
