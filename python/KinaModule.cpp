@@ -238,6 +238,36 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
                         run.collectiveSeconds, run.error);
 }
 
+/// Runs per-device function `index` as the device at address `device` (a
+/// struct kina_device from an MPI rank's backend) on its local inputs.
+/// Returns (local result, status).
+py::tuple runDevice(const Library &library, size_t index, uintptr_t device,
+                    py::sequence inputs) {
+  const kina::ModuleSignature &signature = library.shared->signature();
+  if (index >= signature.devices.size())
+    throw py::index_error("no per-device function #" + std::to_string(index));
+  if (!device)
+    throw py::value_error("no device");
+  const kina::FunctionSignature &fn = signature.devices[index];
+  if (inputs.size() != fn.params.size())
+    throw py::value_error(fn.name + " per device takes " +
+                          std::to_string(fn.params.size()) + " inputs");
+  std::vector<py::array> made;
+  std::vector<void *> args = {reinterpret_cast<void *>(device)};
+  for (size_t i = 0; i < fn.params.size(); ++i)
+    args.push_back(argumentData(
+        inputs[i], fn.params[i], numpyDtype(fn.params[i].dtype), made,
+        [&] { return fn.name + "(): parameter '" + fn.params[i].name + "'"; }));
+  py::array result = newArray(numpyDtype(fn.result.dtype), fn.result.shape);
+  args.push_back(result.mutable_data());
+  int32_t status;
+  {
+    py::gil_scoped_release release;
+    status = library.shared->deviceEntry(index)(args.data());
+  }
+  return py::make_tuple(result, status);
+}
+
 py::dict toDict(const kina::TensorSignature &t, bool named) {
   py::dict d;
   if (named)
@@ -313,6 +343,8 @@ PYBIND11_MODULE(_kina, m) {
                                return kina::renderSignatureJson(
                                    library.shared->signature());
                              })
+      .def("run_device", &runDevice, py::arg("index"), py::arg("device"),
+           py::arg("inputs"))
       .def("simulate", &simulate, py::arg("index"), py::arg("per_device"),
            py::arg("threads_per_device"), py::arg("timeout"))
       .def_property(

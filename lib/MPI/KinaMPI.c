@@ -1,0 +1,183 @@
+/*===- KinaMPI.c - The MPI backend of struct kina_device ------------------===*
+ *
+ * One MPI rank is one device: rank r of MPI_COMM_WORLD is device r of the
+ * mesh. A collective over a mesh axis runs as MPI_Allgather on the
+ * communicator of its group (split from the world once per axis and
+ * cached); the reductions themselves are the runtime's, in group order,
+ * so every rank gets the bits the threaded simulator gets.
+ *
+ * A library of its own, built against Debian's OpenMPI (its own mpi.h): a
+ * generated .so never links MPI. The Python launcher (kina.mpi) loads it.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "Kina/API/ABI.h"
+
+#define KINA_MPI_EXPORT __attribute__((visibility("default")))
+
+/* One communicator per mesh axis: (group size, stride) identifies it. */
+#define MAX_GROUPS 16
+
+static struct {
+  struct kina_device device;
+  struct {
+    int32_t size;
+    int64_t stride;
+    MPI_Comm comm;
+  } groups[MAX_GROUPS];
+  int num_groups;
+  int64_t bytes_moved;
+  double collective_seconds;
+} run;
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void report(const char *what, int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  fprintf(stderr, "kina mpi rank %d: %s failed: %.*s\n", run.device.rank,
+          what, length, text);
+}
+
+/* The communicator of this rank's group; MPI_COMM_NULL on failure. Every
+   rank reaches the same collectives in the same order, so every rank
+   splits for the same new group at the same time. */
+static MPI_Comm group_comm(int32_t size, int64_t stride) {
+  if (size == run.device.size && stride == 1)
+    return MPI_COMM_WORLD;
+  for (int i = 0; i < run.num_groups; ++i)
+    if (run.groups[i].size == size && run.groups[i].stride == stride)
+      return run.groups[i].comm;
+  if (run.num_groups == MAX_GROUPS)
+    return MPI_COMM_NULL;
+  int64_t coordinate = (run.device.rank / stride) % size;
+  int first = (int)(run.device.rank - coordinate * stride);
+  MPI_Comm comm;
+  int code = MPI_Comm_split(MPI_COMM_WORLD, first, (int)coordinate, &comm);
+  if (code != MPI_SUCCESS) {
+    report("MPI_Comm_split", code);
+    return MPI_COMM_NULL;
+  }
+  run.groups[run.num_groups].size = size;
+  run.groups[run.num_groups].stride = stride;
+  run.groups[run.num_groups].comm = comm;
+  ++run.num_groups;
+  return comm;
+}
+
+static int32_t gather(const void *send, void *recv, int64_t bytes,
+                      int32_t size, int64_t stride) {
+  if (bytes > INT_MAX || size < 1 || stride < 1 ||
+      size * stride > run.device.size)
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  MPI_Comm comm = group_comm(size, stride);
+  if (comm == MPI_COMM_NULL)
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  int code = MPI_Allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes,
+                           MPI_BYTE, comm);
+  if (code != MPI_SUCCESS) {
+    report("MPI_Allgather", code);
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  }
+  return KINA_STATUS_OK;
+}
+
+/* A rank whose collective failed cannot tell which of the others are
+   still in it: the whole job ends, with the reason on stderr. */
+static int32_t exchange(const struct kina_device *device, const void *send,
+                        void *recv, int64_t bytes, int32_t size,
+                        int64_t stride) {
+  (void)device;
+  double start = now();
+  int32_t status = gather(send, recv, bytes, size, stride);
+  if (status != KINA_STATUS_OK) {
+    fprintf(stderr,
+            "kina mpi rank %d: a collective over %d ranks %lld apart "
+            "(%lld bytes each) failed; aborting the job\n",
+            run.device.rank, size, (long long)stride, (long long)bytes);
+    MPI_Abort(MPI_COMM_WORLD, KINA_STATUS_COLLECTIVE_FAILED);
+  }
+  run.collective_seconds += now() - start;
+  run.bytes_moved += bytes * (size - 1);
+  return status;
+}
+
+static int32_t agree(const struct kina_device *device, int32_t status) {
+  (void)device;
+  int32_t all = KINA_STATUS_COLLECTIVE_FAILED;
+  int code = MPI_Allreduce(&status, &all, 1, MPI_INT32_T, MPI_MAX,
+                           MPI_COMM_WORLD);
+  if (code != MPI_SUCCESS) {
+    report("MPI_Allreduce", code);
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  }
+  return all;
+}
+
+/* Initializes MPI (once) and returns this rank's device, or NULL. Errors
+   return to the caller instead of aborting inside MPI. */
+KINA_MPI_EXPORT const struct kina_device *kina_mpi_open(int32_t threads) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized && MPI_Init(NULL, NULL) != MPI_SUCCESS)
+    return NULL;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  run.device.rank = rank;
+  run.device.size = size;
+  run.device.threads = threads < 1 ? 1 : threads;
+  run.device.context = &run;
+  run.device.exchange = exchange;
+  run.device.agree = agree;
+  return &run.device;
+}
+
+/* All ranks' `bytes` from `send`, in rank order, into `recv` (for the
+   launcher: results and checks); not counted as data moved. */
+KINA_MPI_EXPORT int32_t kina_mpi_allgather(const void *send, void *recv,
+                                           int64_t bytes) {
+  return gather(send, recv, bytes, run.device.size, 1);
+}
+
+/* The largest `status` over all ranks. */
+KINA_MPI_EXPORT int32_t kina_mpi_agree(int32_t status) {
+  return agree(&run.device, status);
+}
+
+KINA_MPI_EXPORT int64_t kina_mpi_bytes_moved(void) { return run.bytes_moved; }
+
+KINA_MPI_EXPORT double kina_mpi_collective_seconds(void) {
+  return run.collective_seconds;
+}
+
+KINA_MPI_EXPORT void kina_mpi_reset_counters(void) {
+  run.bytes_moved = 0;
+  run.collective_seconds = 0;
+}
+
+/* Ends the whole job with `code`: no rank is left waiting. */
+KINA_MPI_EXPORT void kina_mpi_abort(int32_t code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+KINA_MPI_EXPORT void kina_mpi_close(void) {
+  for (int i = 0; i < run.num_groups; ++i)
+    MPI_Comm_free(&run.groups[i].comm);
+  run.num_groups = 0;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized)
+    MPI_Finalize();
+}

@@ -1,0 +1,170 @@
+"""Runs the per-device form of a sharded function on N MPI ranks, one
+device per rank:
+
+    mpirun -n N python3 -m kina.mpi PROGRAM FUNCTION INPUTS.npz OUTPUT.npz
+
+PROGRAM is a `.so` from `kina-translate --kina-to-so` (or `.kina` source,
+which every rank compiles). INPUTS.npz holds the global arguments by
+parameter name; every rank reads it and keeps its blocks. OUTPUT.npz
+(written by rank 0) holds `result`, the global result, `local_<r>`, rank
+r's local result, and `bytes_moved` / `collective_seconds` (summed over
+ranks). N must be the mesh's device count.
+
+Options: --threads T (threads per rank, default 1), --repeat K (run K
+times, report the median time of a run in `seconds`).
+
+A rank that fails (bad input, a gather id out of range, a collective
+error) says why on stderr and the whole job exits non-zero; no rank is
+left waiting.
+"""
+
+import argparse
+import ctypes
+import os
+import sys
+import time
+
+import numpy as np
+
+import kina
+from kina import devices as _devices
+
+
+class _Backend:
+    """libkina_mpi.so (built beside the `kina` package)."""
+
+    def __init__(self, threads):
+        path = os.path.join(os.path.dirname(kina.__file__), "libkina_mpi.so")
+        if not os.path.exists(path):
+            raise SystemExit("kina.mpi: %s is missing: Kina was built "
+                             "without OpenMPI (scripts/install-deps.sh "
+                             "installs it)" % path)
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        lib.kina_mpi_open.restype = ctypes.c_void_p
+        lib.kina_mpi_open.argtypes = [ctypes.c_int32]
+        lib.kina_mpi_allgather.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                           ctypes.c_int64]
+        lib.kina_mpi_agree.argtypes = [ctypes.c_int32]
+        lib.kina_mpi_agree.restype = ctypes.c_int32
+        lib.kina_mpi_bytes_moved.restype = ctypes.c_int64
+        lib.kina_mpi_collective_seconds.restype = ctypes.c_double
+        lib.kina_mpi_abort.argtypes = [ctypes.c_int32]
+        self.lib = lib
+        self.device = lib.kina_mpi_open(threads)
+        if not self.device:
+            raise SystemExit("kina.mpi: MPI_Init failed")
+        rank_and_size = (ctypes.c_int32 * 2).from_address(self.device)
+        self.rank, self.size = rank_and_size[0], rank_and_size[1]
+
+    def agree(self, failed):
+        """True when no rank failed."""
+        return self.lib.kina_mpi_agree(1 if failed else 0) == 0
+
+    def allgather(self, array):
+        """Every rank's `array` (same shape and dtype on all), rank order."""
+        array = np.ascontiguousarray(array)
+        out = np.empty((self.size,) + array.shape, dtype=array.dtype)
+        if self.lib.kina_mpi_allgather(array.ctypes.data, out.ctypes.data,
+                                       array.nbytes) != 0:
+            raise RuntimeError("gathering the results failed")
+        return out
+
+
+def _say(rank, message):
+    sys.stderr.write("kina.mpi rank %d: %s\n" % (rank, message))
+    sys.stderr.flush()
+
+
+def _prepare(args, backend):
+    """The module, the per-device function and this rank's local inputs."""
+    if args.program.endswith(".kina"):
+        module = kina.compile_file(args.program)
+    else:
+        module = kina.load(args.program)
+    if module.mesh is None:
+        raise ValueError("%s has no mesh" % args.program)
+    function = module._device_function(args.function)
+    if backend.size != module.mesh.num_devices:
+        raise ValueError("%s runs on %s: %d devices, but mpirun started %d "
+                         "ranks" % (args.function, module.mesh,
+                                    module.mesh.num_devices, backend.size))
+    with np.load(args.inputs) as data:
+        missing = [p.name for p in function.params if p.name not in data]
+        if missing:
+            raise ValueError("%s has no array named %s (it has: %s)" % (
+                args.inputs, ", ".join(missing), ", ".join(data.files)))
+        arrays = [data[p.name] for p in function.params]
+    arrays = _devices._check_global(function, arrays)
+    local = [param.distribute(array)[backend.rank]
+             for param, array in zip(function.params, arrays)]
+    return module, function, local
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 -m kina.mpi",
+        description="Run a sharded Kina function on the ranks of mpirun.")
+    parser.add_argument("program")
+    parser.add_argument("function")
+    parser.add_argument("inputs")
+    parser.add_argument("output")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.threads < 1 or args.repeat < 1:
+        parser.error("--threads and --repeat must be >= 1")
+    backend = _Backend(args.threads)
+    try:
+        return _run(args, backend)
+    except BaseException as error:  # never leave the other ranks waiting
+        _say(backend.rank, "%s: %s" % (type(error).__name__, error))
+        backend.lib.kina_mpi_abort(1)
+        raise
+
+
+def _run(args, backend):
+    rank = backend.rank
+    prepared, problem = None, None
+    try:
+        prepared = _prepare(args, backend)
+    except (OSError, ValueError, KeyError, kina.CompileError) as error:
+        problem = error
+    # Every rank learns whether one could not start: all stop together.
+    if not backend.agree(problem is not None):
+        if problem is not None:
+            _say(rank, str(problem))
+        backend.lib.kina_mpi_close()
+        return 1
+    module, function, local = prepared
+    times = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        result, status = module._library.run_device(
+            function.index, backend.device, local)
+        times.append(time.perf_counter() - start)
+        if status != 0:
+            if rank == 0:
+                _say(rank, "%s: %s (status %d on every rank)" % (
+                    function.name, kina._kina.describe_status(status),
+                    status))
+            backend.lib.kina_mpi_close()
+            return 1
+    blocks = backend.allgather(result)
+    moved = backend.allgather(
+        np.array([backend.lib.kina_mpi_bytes_moved()], dtype=np.int64))
+    seconds = backend.allgather(
+        np.array([backend.lib.kina_mpi_collective_seconds()]))
+    if rank == 0:
+        outputs = {"result": function.result.assemble(list(blocks)),
+                   "bytes_moved": np.int64(moved.sum() // args.repeat),
+                   "collective_seconds": seconds.sum() / args.repeat,
+                   "seconds": np.median(times)}
+        for r, block in enumerate(blocks):
+            outputs["local_%d" % r] = block
+        np.savez(args.output, **outputs)
+    backend.lib.kina_mpi_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
