@@ -95,6 +95,22 @@ py::array newArray(const py::dtype &dtype, const std::vector<int64_t> &shape) {
   return py::array(dtype, std::vector<py::ssize_t>(shape.begin(), shape.end()));
 }
 
+py::dtype numpyDtype(kina::DType dtype);
+
+/// The probe outputs of `fn` (none unless compiled with probes), their
+/// data appended to `pointers`.
+py::list probeOutputs(const kina::FunctionSignature &fn,
+                      std::vector<void *> &pointers) {
+  py::list probes;
+  for (const kina::Probe &probe : fn.probes) {
+    py::array array =
+        newArray(numpyDtype(probe.tensor.dtype), probe.tensor.shape);
+    pointers.push_back(array.mutable_data());
+    probes.append(array);
+  }
+  return probes;
+}
+
 /// A loaded shared object. Functions keep it alive.
 struct Library {
   std::unique_ptr<kina::SharedLibrary> shared;
@@ -134,7 +150,7 @@ public:
     return text + ") -> " + describe(fn.result) + ">";
   }
 
-  py::array call(py::args args) const {
+  py::object call(py::args args) const {
     const kina::FunctionSignature &fn = signature();
     size_t count = fn.params.size();
     if (args.size() != count) {
@@ -170,6 +186,13 @@ public:
     if (!result)
       throw py::error_already_set();
     pointers[count] = py::detail::array_proxy(result.ptr())->data;
+    // A module compiled with probes also returns every op's value.
+    py::list probes;
+    if (!fn.probes.empty()) {
+      heapPointers.assign(pointers, pointers + count + 1);
+      probes = probeOutputs(fn, heapPointers);
+      pointers = heapPointers.data();
+    }
     kina::PackedEntry entry = library->shared->entry(index);
     int32_t status;
     {
@@ -182,7 +205,9 @@ public:
     if (status != KINA_STATUS_OK)
       throw std::runtime_error(failure + " (status " + std::to_string(status) +
                                ")");
-    return result;
+    if (!fn.probes.empty())
+      return py::make_tuple(result, probes);
+    return std::move(result);
   }
 
 private:
@@ -196,7 +221,8 @@ private:
 
 /// Runs per-device function `index` of `library` on the threaded
 /// simulator: `perDevice[d]` holds device d's local inputs. Returns (local
-/// results, statuses, bytes moved, seconds in collectives, error).
+/// results, statuses, bytes moved, seconds in collectives, error, each
+/// device's probe values).
 py::tuple simulate(const Library &library, size_t index, py::list perDevice,
                    int threadsPerDevice, double timeoutSeconds) {
   const kina::ModuleSignature &signature = library.shared->signature();
@@ -211,6 +237,7 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
   if (!(timeoutSeconds > 0) || timeoutSeconds > 86400)
     throw py::value_error("timeout must be in (0, 86400] seconds");
   std::vector<py::array> made, results;
+  py::list probes;
   std::vector<std::vector<void *>> args(devices);
   for (size_t d = 0; d < devices; ++d) {
     py::sequence inputs = perDevice[d];
@@ -225,6 +252,7 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
           }));
     results.push_back(newArray(numpyDtype(fn.result.dtype), fn.result.shape));
     args[d].push_back(results.back().mutable_data());
+    probes.append(probeOutputs(fn, args[d]));
   }
   kina::SimulationOptions options;
   options.threadsPerDevice = threadsPerDevice;
@@ -235,7 +263,7 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
     run = kina::simulate(library.shared->deviceEntry(index), args, options);
   }
   return py::make_tuple(results, run.status, run.bytesMoved,
-                        run.collectiveSeconds, run.error);
+                        run.collectiveSeconds, run.error, probes);
 }
 
 /// Runs per-device function `index` as the device at address `device` (a
@@ -260,6 +288,7 @@ py::tuple runDevice(const Library &library, size_t index, uintptr_t device,
         [&] { return fn.name + "(): parameter '" + fn.params[i].name + "'"; }));
   py::array result = newArray(numpyDtype(fn.result.dtype), fn.result.shape);
   args.push_back(result.mutable_data());
+  py::list probes = probeOutputs(fn, args);
   int32_t status;
   {
     py::gil_scoped_release release;
@@ -289,16 +318,17 @@ PYBIND11_MODULE(_kina, m) {
   m.def(
       "compile_to_file",
       [](const std::string &text, const std::string &filename,
-         const std::string &soPath) {
+         const std::string &soPath, bool probes) {
         kina::CompileOutput output;
         {
           py::gil_scoped_release release;
-          output = kina::compileKinaSource(text, filename, soPath);
+          output = kina::compileKinaSource(text, filename, soPath, probes);
         }
         return py::make_tuple(output.ok, output.diagnostics, output.kinaIR,
                               output.linalgIR, output.llvmIR);
       },
       py::arg("text"), py::arg("filename"), py::arg("so_path"),
+      py::arg("probes") = false,
       "Compile .kina source to a shared object: (ok, diagnostics, kina IR, "
       "linalg IR, LLVM IR).");
 

@@ -56,12 +56,15 @@ kina::CompileOutput kina::checkKinaSource(const std::string &text,
 
 kina::CompileOutput kina::compileKinaSource(const std::string &text,
                                             const std::string &filename,
-                                            const std::string &soPath) {
+                                            const std::string &soPath,
+                                            bool probes) {
   return withImported(
       text, filename, [&](mlir::ModuleOp module, CompileOutput &output) {
         mlir::kina::CompileArtifacts artifacts;
+        mlir::kina::CompileOptions options;
+        options.probes = probes;
         bool ok = succeeded(mlir::kina::compileToSharedObject(
-            module, soPath, {}, &artifacts));
+            module, soPath, options, &artifacts));
         output.kinaIR = std::move(artifacts.kinaIR);
         output.linalgIR = std::move(artifacts.linalgIR);
         output.llvmIR = std::move(artifacts.llvmIR);

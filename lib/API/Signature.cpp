@@ -43,10 +43,19 @@ renderFunctions(const std::vector<FunctionSignature> &list) {
     llvm::json::Array params;
     for (const TensorSignature &param : fn.params)
       params.push_back(renderTensor(param, true));
-    functions.push_back(
-        llvm::json::Object{{"name", fn.name},
-                           {"params", std::move(params)},
-                           {"result", renderTensor(fn.result, false)}});
+    llvm::json::Object function{{"name", fn.name},
+                                {"params", std::move(params)},
+                                {"result", renderTensor(fn.result, false)}};
+    if (!fn.probes.empty()) {
+      llvm::json::Array probes;
+      for (const Probe &probe : fn.probes)
+        probes.push_back(
+            llvm::json::Object{{"op", probe.op},
+                               {"location", probe.location},
+                               {"tensor", renderTensor(probe.tensor, false)}});
+      function["probes"] = std::move(probes);
+    }
+    functions.push_back(std::move(function));
   }
   return functions;
 }
@@ -158,6 +167,21 @@ static bool parseFunctions(const llvm::json::Array *functions,
       TensorSignature param;
       ok = parseTensor((*params)[i].getAsObject(), true, mesh, param);
       fn.params.push_back(std::move(param));
+    }
+    const llvm::json::Array *probes = object ? object->getArray("probes")
+                                             : nullptr;
+    for (size_t i = 0; ok && probes && i < probes->size(); ++i) {
+      const llvm::json::Object *entry = (*probes)[i].getAsObject();
+      auto op = entry ? entry->getString("op") : std::nullopt;
+      auto location = entry ? entry->getString("location") : std::nullopt;
+      Probe probe;
+      ok = op && location &&
+           parseTensor(entry->getObject("tensor"), false, mesh, probe.tensor);
+      if (ok) {
+        probe.op = op->str();
+        probe.location = location->str();
+        fn.probes.push_back(std::move(probe));
+      }
     }
     if (!ok) {
       error = "signature JSON has a malformed function entry";

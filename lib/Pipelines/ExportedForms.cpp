@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
+using namespace mlir::kina;
 
 /// `pass` run on a copy of `module`.
 static FailureOr<OwningOpRef<ModuleOp>> runOnCopy(ModuleOp module,
@@ -35,13 +36,140 @@ static std::unique_ptr<Pass> partition(StringRef form) {
   return mlir::kina::createPartitionPass(options);
 }
 
+/// Marks every op of the mesh-placed functions of `module` that computes a
+/// value of the program (not a constant, not a collective or reshard the
+/// propagation added) as probe i, with its global type.
+static bool isOnMesh(func::FuncOp fn) {
+  FunctionType type = fn.getFunctionType();
+  return llvm::any_of(
+      llvm::concat<const Type>(type.getInputs(), type.getResults()),
+      [](Type t) {
+        auto tensor = dyn_cast<KinaTensorType>(t);
+        return tensor && tensor.getPlacement().isMesh();
+      });
+}
+
+/// Only functions no mesh-placed function calls are probed: their results
+/// can grow (host callers, an @main, are left out of the probed forms).
+static void tagProbes(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  llvm::DenseSet<StringRef> called;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (isOnMesh(fn))
+      fn.walk([&](func::CallOp call) { called.insert(call.getCallee()); });
+  int64_t next = 0;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (!isOnMesh(fn) || called.contains(fn.getName()))
+      continue;
+    fn.walk([&](Operation *op) {
+      if (op->getNumResults() != 1 || isa<ConstantOp, ReshardOp>(op) ||
+          isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp,
+              AllToAllOp>(op) ||
+          !isa<KinaTensorType>(op->getResult(0).getType()))
+        return;
+      op->setAttr(kProbeAttr, IntegerAttr::get(IntegerType::get(context, 64),
+                                               next++));
+      op->setAttr(kProbeGlobalAttr, TypeAttr::get(op->getResult(0).getType()));
+    });
+  }
+}
+
+/// The unsharded program: every value on the host, whole; the collectives
+/// and reshards propagation added (identities on global values) dropped.
+static void dropSharding(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  auto onHost = [&](Type type) -> Type {
+    auto tensor = dyn_cast<KinaTensorType>(type);
+    if (!tensor)
+      return type;
+    return KinaTensorType::get(context, tensor.getShape(),
+                               tensor.getElementType(),
+                               PlacementAttr::getHost(context));
+  };
+  module.walk([&](Operation *op) {
+    if (isa<ReshardOp, AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp,
+            AllToAllOp>(op)) {
+      op->getResult(0).replaceAllUsesWith(op->getOperand(0));
+      op->erase();
+      return;
+    }
+    for (Value result : op->getResults())
+      result.setType(onHost(result.getType()));
+    for (Region &region : op->getRegions())
+      for (BlockArgument arg : region.getArguments())
+        arg.setType(onHost(arg.getType()));
+  });
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto type = fn.getFunctionType();
+    fn.setType(FunctionType::get(
+        context, llvm::map_to_vector(type.getInputs(), onHost),
+        llvm::map_to_vector(type.getResults(), onHost)));
+  }
+  for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+    mesh.erase();
+}
+
+/// Every probed value of each function becomes an extra result, in probe
+/// order, after the function's own.
+static void returnProbes(ModuleOp module) {
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    SmallVector<std::pair<int64_t, Value>> probes;
+    fn.walk([&](Operation *op) {
+      if (auto id = op->getAttrOfType<IntegerAttr>(kProbeAttr))
+        probes.push_back({id.getInt(), op->getResult(0)});
+    });
+    if (probes.empty())
+      continue;
+    llvm::sort(probes, llvm::less_first());
+    auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
+    for (auto &probe : probes)
+      ret->insertOperands(ret->getNumOperands(), probe.second);
+    fn.setType(FunctionType::get(fn.getContext(), fn.getArgumentTypes(),
+                                 ret->getOperandTypes()));
+  }
+}
+
+/// Moves the functions of `from` into `into`, each renamed `prefix`NAME.
+static LogicalResult moveRenamed(ModuleOp from, ModuleOp into,
+                                 StringRef prefix) {
+  for (auto fn : llvm::to_vector(from.getOps<func::FuncOp>())) {
+    auto name =
+        StringAttr::get(fn.getContext(), prefix + fn.getName().str());
+    if (failed(SymbolTable::replaceAllSymbolUses(fn, name, from)))
+      return fn.emitError("internal error: cannot rename to ") << name;
+    fn.setName(name);
+  }
+  for (Operation &op : llvm::make_early_inc_range(*from.getBody()))
+    op.moveBefore(into.getBody(), into.getBody()->end());
+  return success();
+}
+
 FailureOr<OwningOpRef<ModuleOp>>
-mlir::kina::buildExportedForms(ModuleOp program) {
+mlir::kina::buildExportedForms(ModuleOp program, bool probes) {
   // Propagated once: its remarks are said once.
   FailureOr<OwningOpRef<ModuleOp>> propagated =
       runOnCopy(program, createPropagateShardingPass());
   if (failed(propagated))
     return failure();
+  if (probes && MeshOp::lookup(program)) {
+    tagProbes(**propagated);
+    // The host functions are the unsharded program, probes returned.
+    OwningOpRef<ModuleOp> unsharded(cast<ModuleOp>((*propagated)->clone()));
+    // Host functions (an @main) call the probed ones; they are not needed.
+    for (auto fn : llvm::to_vector(unsharded->getOps<func::FuncOp>()))
+      if (!isOnMesh(fn))
+        fn.erase();
+    dropSharding(*unsharded);
+    returnProbes(*unsharded);
+    FailureOr<OwningOpRef<ModuleOp>> devices =
+        runOnCopy(**propagated, partition("spmd"));
+    if (failed(devices))
+      return failure();
+    returnProbes(**devices);
+    if (failed(moveRenamed(**devices, *unsharded, kPerDeviceSymbolPrefix)))
+      return failure();
+    return unsharded;
+  }
   FailureOr<OwningOpRef<ModuleOp>> host =
       runOnCopy(**propagated, partition("host"));
   if (failed(host) || !MeshOp::lookup(program))
@@ -50,16 +178,9 @@ mlir::kina::buildExportedForms(ModuleOp program) {
       runOnCopy(**propagated, partition("spmd"));
   if (failed(devices))
     return failure();
-  ModuleOp into = **host, from = **devices;
-  for (auto fn : llvm::to_vector(from.getOps<func::FuncOp>())) {
-    auto name = StringAttr::get(fn.getContext(),
-                                kPerDeviceSymbolPrefix + fn.getName().str());
-    if (failed(SymbolTable::replaceAllSymbolUses(fn, name, from)))
-      return fn.emitError("internal error: cannot rename to ") << name;
-    fn.setName(name);
-  }
-  // The host form has no mesh left; the collectives need it.
-  for (Operation &op : llvm::make_early_inc_range(*from.getBody()))
-    op.moveBefore(into.getBody(), into.getBody()->end());
+  // The host form has no mesh left; the devices' brings it back for the
+  // collectives.
+  if (failed(moveRenamed(**devices, **host, kPerDeviceSymbolPrefix)))
+    return failure();
   return host;
 }

@@ -97,13 +97,14 @@ static LogicalResult addWrapper(llvm::Module &module,
   llvm::LLVMContext &ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Function *inner = module.getFunction(sig.callee);
-  if (!inner || inner->arg_size() != sig.params.size() + 1) {
+  unsigned outputs = 1 + sig.probes.size();
+  if (!inner || inner->arg_size() != sig.params.size() + outputs) {
     emitError(loc) << "internal error: lowered '" << sig.callee
-                   << "' does not take (inputs..., out)";
+                   << "' does not take (inputs..., out, probes...)";
     return failure();
   }
   unsigned leading = perDevice ? 1 : 0; // the device
-  unsigned arity = leading + sig.params.size() + 1;
+  unsigned arity = leading + sig.params.size() + outputs;
   auto *type = llvm::FunctionType::get(
       b.getInt32Ty(), SmallVector<llvm::Type *>(arity, b.getPtrTy()), false);
   auto *wrapper = llvm::Function::Create(
@@ -117,7 +118,7 @@ static LogicalResult addWrapper(llvm::Module &module,
     wrapper->getArg(leading + i)->setName(sig.params[i].name);
     wrapper->addParamAttr(leading + i, llvm::Attribute::ReadOnly);
   }
-  wrapper->getArg(arity - 1)->setName("out");
+  wrapper->getArg(leading + sig.params.size())->setName("out");
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", wrapper));
   auto runtime = [&](StringRef name, llvm::Type *result, llvm::Type *arg) {
     return module.getOrInsertFunction(
@@ -264,17 +265,22 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   OwningOpRef<ModuleOp> module;
   {
     StageScope stage(context, "partitioning over the mesh (--kina-partition)");
-    FailureOr<OwningOpRef<ModuleOp>> exported = buildExportedForms(kinaModule);
+    FailureOr<OwningOpRef<ModuleOp>> exported = buildExportedForms(kinaModule, options.probes);
     if (failed(exported))
       return failure();
     module = std::move(*exported);
     // The host functions as the program declares them (parameter names,
-    // entry) and the per-device forms of the mesh-placed ones.
-    FailureOr<ModuleSignature> devices = getModuleSignature(*module);
-    if (failed(devices))
+    // entry) and the per-device forms of the mesh-placed ones; with
+    // probes, all of it as exported.
+    FailureOr<ModuleSignature> exportedSignature = getModuleSignature(*module);
+    if (failed(exportedSignature))
       return failure();
-    signature->mesh = devices->mesh;
-    signature->devices = devices->devices;
+    if (options.probes) {
+      signature = exportedSignature;
+    } else {
+      signature->mesh = exportedSignature->mesh;
+      signature->devices = exportedSignature->devices;
+    }
   }
   out.signature = *signature;
   {

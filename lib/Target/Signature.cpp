@@ -15,6 +15,7 @@ using ::kina::DType;
 using ::kina::dtypeInfo;
 using ::kina::FunctionSignature;
 using ::kina::ModuleSignature;
+using ::kina::Probe;
 using ::kina::TensorSignature;
 
 static FailureOr<TensorSignature> tensorSignature(func::FuncOp fn, Type type,
@@ -92,6 +93,46 @@ static FailureOr<FunctionSignature> deviceSignature(func::FuncOp fn,
   return function;
 }
 
+/// `file:line:col` of the first file location in `loc`.
+static std::string describeLocation(Location loc) {
+  std::string text = "?";
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      text = (file.getFilename().str() + ":" + Twine(file.getLine()) + ":" +
+              Twine(file.getColumn()))
+                 .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
+/// The probes `fn` returns after its result (buildExportedForms): each
+/// returned value defined by an op marked kina_probe. On a device (`mesh`
+/// set), each with the placement of its global value.
+static FailureOr<std::vector<Probe>> probesOf(func::FuncOp fn, MeshOp mesh) {
+  std::vector<Probe> probes;
+  auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
+  for (Value value : ret.getOperands().drop_front()) {
+    Operation *op = value.getDefiningOp();
+    auto global =
+        op ? op->getAttrOfType<TypeAttr>(kProbeGlobalAttr) : TypeAttr();
+    if (!global)
+      return probes; // not a probe: the result count check reports it
+    FailureOr<TensorSignature> tensor =
+        tensorSignature(fn, value.getType(), "");
+    if (failed(tensor))
+      return failure();
+    if (mesh)
+      tensor->placement =
+          placementOf(cast<KinaTensorType>(global.getValue()), mesh);
+    probes.push_back({op->getName().getStringRef().str(),
+                      describeLocation(op->getLoc()), std::move(*tensor)});
+  }
+  return probes;
+}
+
 FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
   ModuleSignature signature;
   if (MeshOp mesh = MeshOp::lookup(module))
@@ -105,15 +146,21 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
     if (fn.isExternal())
       continue;
     FunctionType type = fn.getFunctionType();
-    if (type.getNumResults() != 1)
+    bool perDevice = fn.getName().starts_with(kPerDeviceSymbolPrefix);
+    FailureOr<std::vector<Probe>> probes =
+        probesOf(fn, perDevice ? MeshOp::lookup(module) : MeshOp());
+    if (failed(probes))
+      return failure();
+    if (type.getNumResults() != 1 + probes->size())
       return fn.emitError("cannot export '")
              << fn.getName() << "': a kina function returns one tensor";
-    if (fn.getName().starts_with(kPerDeviceSymbolPrefix)) {
+    if (perDevice) {
       FailureOr<FunctionSignature> device = deviceSignature(
           fn, fn.getName().drop_front(kPerDeviceSymbolPrefix.size()),
           MeshOp::lookup(module));
       if (failed(device))
         return failure();
+      device->probes = std::move(*probes);
       signature.devices.push_back(*device);
       continue;
     }
@@ -140,6 +187,7 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
     if (failed(result))
       return failure();
     function.result = *result;
+    function.probes = std::move(*probes);
     signature.functions.push_back(function);
     if (isEntry && fn.getName() != "main") {
       function.name = "main";

@@ -38,8 +38,10 @@ STAGES = ("kina", "linalg", "llvm")
 class Module:
     """A compiled program: one attribute per exported function."""
 
-    def __init__(self, library, shared_object, ir=None):
+    def __init__(self, library, shared_object, ir=None, source=None):
         self._library = library
+        self._source = source  # (text, filename) when compiled here
+        self._probed_module = None
         self._shared_object = shared_object  # bytes, or a path to copy
         self._ir = ir
         self._index = {}
@@ -52,7 +54,7 @@ class Module:
             self.functions[entry["name"]] = Signature(entry["name"], params,
                                                       result)
             self._index[entry["name"]] = i
-        described = json.loads(library.signature_json)
+        described = self._described = json.loads(library.signature_json)
         self.mesh = (_devices.Mesh(described["mesh"])
                      if "mesh" in described else None)
         self.per_device = {
@@ -85,20 +87,53 @@ class Module:
     def num_threads(self, n):
         self._library.num_threads = _thread_count(n)
 
-    def simulate(self, name, *args, threads_per_device=1, timeout=60.0):
+    def simulate(self, name, *args, report=True, threads_per_device=1,
+                 timeout=60.0):
         """Runs the per-device form of `name` on one thread per device of
         the mesh, with shared-memory collectives, on the global `args`
         (distributed by their placements). Returns a SimulationResult:
         `value` (the global result), `per_device` (each device's local
-        result, in device order), `report` and `bytes_moved`. Raises
-        IndexError (a gather id out of range) or DeviceError when a device
-        fails; every device stops, none is left waiting (`timeout` seconds
-        bound a wait in a collective)."""
+        result, in device order), `report` and `bytes_moved`.
+
+        `report`: also run the unsharded program and compare every op's
+        value (`r.report`, one row per op); it runs an instrumented build
+        of the program, compiled on first use. With report=False the
+        module's own per-device code runs (what a benchmark measures) and
+        `r.report` is None.
+
+        Raises IndexError (a gather id out of range) or DeviceError when a
+        device fails; every device stops, none is left waiting (`timeout`
+        seconds bound a wait in a collective)."""
         function = self._device_function(name)
-        local, moved, seconds = _devices.run_threads(
-            self._library, function, args, threads_per_device, timeout)
-        value = function.result.assemble(local)
-        return SimulationResult(value, local, None, moved, seconds)
+        if not report:
+            local, moved, seconds, _ = _devices.run_threads(
+                self._library, function, args, threads_per_device, timeout)
+            return SimulationResult(function.result.assemble(local), local,
+                                    None, moved, seconds)
+        probed = self._probed()
+        probed_function = probed.per_device[name]
+        local, moved, seconds, device_probes = _devices.run_threads(
+            probed._library, probed_function, args, threads_per_device,
+            timeout)
+        _, unsharded_probes = getattr(probed, name)(*args)
+        entries = probed._described["devices"][probed_function.index]
+        rows = _devices.divergence_report(entries.get("probes", []),
+                                          device_probes, unsharded_probes,
+                                          self.mesh)
+        return SimulationResult(function.result.assemble(local), local,
+                                rows, moved, seconds)
+
+    def _probed(self):
+        """The program compiled with probes (cached)."""
+        if self._probed_module is None:
+            if self._source is None:
+                raise ValueError(
+                    "the per-op report needs the program's source: use "
+                    "kina.compile or kina.compile_file (not kina.load), or "
+                    "simulate(..., report=False)")
+            text, filename = self._source
+            self._probed_module = _compile(text, filename, probes=True)
+        return self._probed_module
 
     def _device_function(self, name):
         function = self.per_device.get(name)
@@ -181,11 +216,15 @@ def compile(source, filename="<string>", num_threads=None):
     sets Module.num_threads (None: $KINA_NUM_THREADS, else every core)."""
     _check_text(source, filename, "compile")
     _thread_count(num_threads)
+    return _with_threads(_compile(source, filename), num_threads)
+
+
+def _compile(source, filename, probes=False):
     directory = tempfile.mkdtemp(prefix="kina-")
     try:
         path = os.path.join(directory, "module.so")
         ok, diagnostics, kina_ir, linalg_ir, llvm_ir = _kina.compile_to_file(
-            source, filename, path)
+            source, filename, path, probes)
         if not ok:
             raise CompileError(diagnostics.rstrip())
         with open(path, "rb") as f:
@@ -194,9 +233,9 @@ def compile(source, filename="<string>", num_threads=None):
         library = _kina.Library(path)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    module = Module(library, shared_object,
-                    {"kina": kina_ir, "linalg": linalg_ir, "llvm": llvm_ir})
-    return _with_threads(module, num_threads)
+    return Module(library, shared_object,
+                  {"kina": kina_ir, "linalg": linalg_ir, "llvm": llvm_ir},
+                  (source, filename))
 
 
 def compile_file(path, num_threads=None):

@@ -176,17 +176,39 @@ class DeviceError(RuntimeError):
 
 
 def run_threads(library, function, args, threads_per_device, timeout):
-    """Runs `function` on one thread per device; (local results,
-    bytes moved, seconds in collectives). Raises on a failed status."""
+    """Runs `function` on one thread per device; (local results, bytes
+    moved, seconds in collectives, each device's probe values). Raises on a
+    failed status."""
     arrays = _check_global(function, args)
     per_device = [[] for _ in range(function.mesh.num_devices)]
     for param, array in zip(function.params, arrays):
         for device, block in enumerate(param.distribute(array)):
             per_device[device].append(block)
-    results, statuses, moved, seconds, error = library.simulate(
+    results, statuses, moved, seconds, error, probes = library.simulate(
         function.index, per_device, threads_per_device, timeout)
     check_statuses(function.name, statuses, error)
-    return results, moved, seconds
+    return results, moved, seconds, probes
+
+
+def divergence_report(probe_entries, device_probes, unsharded_probes, mesh):
+    """One row per probed op: its value assembled from the devices' blocks
+    against the unsharded program's."""
+    report = Report()
+    for i, entry in enumerate(probe_entries):
+        placed = Placed(entry["tensor"], mesh)
+        sharded = placed.assemble([probes[i] for probes in device_probes])
+        whole = unsharded_probes[i]
+        if sharded.size == 0:
+            diff = 0.0
+        else:
+            difference = np.abs(sharded.astype(np.float64) -
+                                whole.astype(np.float64))
+            # NaN where both are NaN (or the same infinity) is no divergence.
+            same = (sharded == whole) | (np.isnan(sharded) & np.isnan(whole))
+            diff = float(np.where(same, 0.0, difference).max())
+        report.append(ReportRow(entry["op"], entry["location"],
+                                placed.placement, diff))
+    return report
 
 
 def check_statuses(name, statuses, error=""):

@@ -21,9 +21,12 @@ struct CompileOutput {
 
 /// Compiles `.kina` source (named `filename` in diagnostics) to a shared
 /// object at `soPath`. Thread-safe: each call has its own MLIR context.
+/// `probes`: the instrumented form behind the simulator's divergence
+/// report (mlir::kina::CompileOptions::probes), not the usual ABI.
 CompileOutput compileKinaSource(const std::string &text,
                                 const std::string &filename,
-                                const std::string &soPath);
+                                const std::string &soPath,
+                                bool probes = false);
 
 /// Parses and type-checks only: `ok`, `diagnostics` and `kinaIR`.
 CompileOutput checkKinaSource(const std::string &text,

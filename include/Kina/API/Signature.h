@@ -38,11 +38,21 @@ struct TensorSignature {
   int64_t numBytes() const { return numElements() * dtypeInfo(dtype).bytes; }
 };
 
+/// A value of the program a function also returns, after its result, when
+/// compiled with probes (the simulator's divergence report).
+struct Probe {
+  std::string op;       // `kina.matmul`
+  std::string location; // `file:line:col`
+  TensorSignature tensor;
+};
+
 struct FunctionSignature {
   std::string name;   // exported as `kina_<name>`
   std::string callee; // the kina function it runs
   std::vector<TensorSignature> params;
   TensorSignature result;
+  /// Each has one more output pointer after `out`, in order.
+  std::vector<Probe> probes;
 };
 
 struct MeshAxis {

@@ -31,7 +31,18 @@ inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
 /// every function of `program` and, when it declares a mesh, the
 /// per-device form (`--kina-partition=form=spmd`) of each mesh-placed
 /// function as `spmd.NAME`, with the mesh. Errors are located.
-FailureOr<OwningOpRef<ModuleOp>> buildExportedForms(ModuleOp program);
+///
+/// With `probes` (the simulator's divergence report), the host functions
+/// are instead the unsharded program (every placement dropped), and both
+/// they and the per-device forms return, after their result, the value of
+/// every op of the program that the partitioning keeps: op i carries
+/// `kina_probe = i` and `kina_probe_global` (its type with its placement).
+FailureOr<OwningOpRef<ModuleOp>> buildExportedForms(ModuleOp program,
+                                                    bool probes = false);
+
+/// The attributes of probed ops (see buildExportedForms).
+inline constexpr llvm::StringLiteral kProbeAttr = "kina_probe";
+inline constexpr llvm::StringLiteral kProbeGlobalAttr = "kina_probe_global";
 
 /// Upstream tensors to the LLVM dialect: tiling and threads, bufferization
 /// with caller-owned results (each tensor result becomes a last pointer

@@ -22,6 +22,10 @@ struct CompileOptions {
   /// Instrument the generated code with AddressSanitizer. The process that
   /// loads the .so must provide the ASan runtime (an ASan-built driver).
   bool sanitizeAddress = false;
+  /// Export the unsharded program and the per-device forms with every
+  /// op's value as an extra output (mlir::kina::buildExportedForms), for
+  /// the simulator's divergence report; not the program's usual ABI.
+  bool probes = false;
 };
 
 /// Compiles a kina module (it is not modified) to a relocatable object in
