@@ -115,7 +115,9 @@ class Module:
         local, moved, seconds, device_probes = _devices.run_threads(
             probed._library, probed_function, args, threads_per_device,
             timeout)
-        _, unsharded_probes = getattr(probed, name)(*args)
+        unsharded = getattr(probed, name)(*args)
+        # (result, probes), or the result alone when no op is probed.
+        unsharded_probes = unsharded[1] if isinstance(unsharded, tuple) else []
         entries = probed._described["devices"][probed_function.index]
         rows = _devices.divergence_report(entries.get("probes", []),
                                           device_probes, unsharded_probes,

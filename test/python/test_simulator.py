@@ -1,0 +1,151 @@
+"""The threaded N-device simulator (`m.simulate`): the sharded examples
+give the host form's bits on every device, each device's local result is
+its block, the per-op report locates the one op where a row-parallel sum
+rounds, every collective is right on 1 to 4 devices and a 2-D mesh, and
+a failing device stops them all with its status."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import kina
+from collective_programs import CASES, arguments, expected, program
+from kina import storylm0
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = {name: ROOT / "examples" / ("storylm0_sharded_%s.kina" % name)
+            for name in ["vocab", "vocab4", "proj", "heads", "row", "2d"]}
+ROW_PARALLEL = {"row"}
+
+
+@pytest.fixture(scope="module", params=sorted(EXAMPLES))
+def example(request):
+    return request.param, kina.compile_file(EXAMPLES[request.param])
+
+
+def test_examples_equal_the_host_form_on_every_device(example):
+    name, module = example
+    args = storylm0.arguments()
+    host = module.storylm0_forward(*args)
+    run = module.simulate("storylm0_forward", *args)
+    assert len(run.per_device) == module.mesh.num_devices
+    if name in ROW_PARALLEL:
+        assert np.abs(run.value - host).max() <= 1e-5 * np.abs(host).max()
+    else:
+        np.testing.assert_array_equal(run.value, host)
+    # The result is @replicated: every device holds all of it, same bits.
+    for local in run.per_device:
+        np.testing.assert_array_equal(local, run.value)
+    assert run.bytes_moved > 0
+
+
+def test_report_is_zero_exactly_where_the_split_is_exact(example):
+    name, module = example
+    run = module.simulate("storylm0_forward", *storylm0.arguments())
+    ops = {row.op for row in run.report}
+    assert {"kina.gather", "kina.matmul", "kina.softmax"} <= ops
+    assert all(row.location.startswith(str(EXAMPLES[name]))
+               for row in run.report)
+    diverged = [row for row in run.report if row.max_abs_diff != 0]
+    if name in ROW_PARALLEL:
+        # The first op that differs is the partial-sum matmul of Wo.
+        assert diverged and diverged[0].op == "kina.matmul"
+        assert diverged[0].placement == "@partial"
+        assert max(r.max_abs_diff for r in diverged) < 1e-5
+    else:
+        assert diverged == []
+    assert "max_abs_diff" in str(run.report)
+
+
+def test_local_results_are_the_blocks_of_a_sharded_result():
+    module = kina.compile(program([4]))
+    args = arguments(module, "keep")
+    run = module.simulate("keep", *args)
+    np.testing.assert_array_equal(run.value, args[0])
+    for device, local in enumerate(run.per_device):
+        np.testing.assert_array_equal(local,
+                                      args[0][:, 3 * device:3 * device + 3])
+
+
+@pytest.mark.parametrize("sizes, over", [([1], None), ([2], None), ([3], None),
+                                         ([4], None), ([2, 3], "rows"),
+                                         ([2, 3], "cols")])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_collective(sizes, over, name):
+    module = kina.compile(program(sizes, over))
+    collective = CASES[name][0]
+    args = arguments(module, name)
+    run = module.simulate(name, *args, report=False)
+    want = expected(name, args)
+    if collective in ("all_reduce", "reduce_scatter"):
+        np.testing.assert_allclose(run.value, want, rtol=1e-5, atol=1e-5)
+        # Summed in device order on every device: identical bits.
+        if collective == "all_reduce":
+            for local in run.per_device[1:]:
+                np.testing.assert_array_equal(local, run.per_device[0])
+    else:
+        np.testing.assert_array_equal(run.value, want)
+    assert run.value.dtype == want.dtype
+    devices = int(np.prod(sizes))
+    axis_size = sizes[0] if over in (None, "rows") else sizes[1]
+    moves_data = collective != "all_slice" and axis_size > 1
+    assert (run.bytes_moved > 0) == moves_data
+    # The per-device code calls the runtime (a collective over one device
+    # folds away).
+    runtime = "all_gather" if collective == "all_to_all" else collective
+    called = "call @kina_collective_" + runtime in module.ir("linalg")
+    assert called == (axis_size > 1)
+    assert len(run.per_device) == devices
+
+
+def test_gather_out_of_range_stops_every_device_with_its_status():
+    module = kina.compile_file(EXAMPLES["vocab4"])
+    args = storylm0.arguments()
+    args[0] = args[0].copy()
+    args[0][0, 2] = 8  # one past the 8-word vocabulary
+    with pytest.raises(IndexError, match=r"status 1 on every device"):
+        module.simulate("storylm0_forward", *args, report=False)
+    # Nothing is left behind: the next run is fine.
+    module.simulate("storylm0_forward", *storylm0.arguments(), report=False)
+
+
+def test_wrong_inputs_are_refused_before_any_device_starts():
+    module = kina.compile_file(EXAMPLES["vocab"])
+    args = storylm0.arguments()
+    with pytest.raises(ValueError, match="parameter 'embed' expects float32 "
+                       "of shape \\[8, 4\\]"):
+        module.simulate("storylm0_forward", args[0], args[1][:4], *args[2:])
+    with pytest.raises(ValueError, match="takes 9 argument"):
+        module.simulate("storylm0_forward", *args[:3])
+    with pytest.raises(ValueError, match="no mesh-placed function 'nope'"):
+        module.simulate("nope", *args)
+    plain = kina.compile("fn f(x: Tensor[F32, [2], @host]) -> "
+                         "Tensor[F32, [2], @host] {\n  return x\n}\n")
+    with pytest.raises(ValueError, match="has no mesh"):
+        plain.simulate("f", np.zeros(2, np.float32))
+
+
+def test_threads_per_device_do_not_change_the_bits():
+    module = kina.compile_file(EXAMPLES["row"])
+    args = storylm0.arguments()
+    one = module.simulate("storylm0_forward", *args, report=False)
+    two = module.simulate("storylm0_forward", *args, report=False,
+                          threads_per_device=2)
+    np.testing.assert_array_equal(one.value, two.value)
+
+
+def test_report_needs_the_source():
+    module = kina.compile_file(EXAMPLES["vocab"])
+    path = ROOT / "build" / "test-simulator-vocab.so"
+    module.save(path)
+    try:
+        loaded = kina.load(path)
+        args = storylm0.arguments()
+        run = loaded.simulate("storylm0_forward", *args, report=False)
+        np.testing.assert_array_equal(run.value,
+                                      module.storylm0_forward(*args))
+        with pytest.raises(ValueError, match="needs the program's source"):
+            loaded.simulate("storylm0_forward", *args)
+    finally:
+        path.unlink()
