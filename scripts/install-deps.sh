@@ -11,6 +11,7 @@ packages=(
   python3-pytest python3-torch python3-matplotlib jupyter-nbconvert
   python3-nbformat python3-ipykernel python3-threadpoolctl
   libopenblas0-pthread
+  openmpi-bin libopenmpi-dev
 )
 missing=()
 for p in "${packages[@]}"; do

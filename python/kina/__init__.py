@@ -18,6 +18,7 @@ import tempfile
 from . import _kina
 from . import devices as _devices
 from .devices import DeviceError, SimulationResult
+from .show import show_sharding
 
 __all__ = ["CompileError", "DeviceError", "Module", "Param", "Signature",
            "SimulationResult", "check", "compile", "compile_file", "load",

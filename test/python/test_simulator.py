@@ -149,3 +149,20 @@ def test_report_needs_the_source():
             loaded.simulate("storylm0_forward", *args)
     finally:
         path.unlink()
+
+
+def test_show_sharding_names_each_devices_block(capsys):
+    module = kina.compile_file(EXAMPLES["2d"])
+    kina.show_sharding(module, "storylm0_forward", figure=False)
+    table = capsys.readouterr().out.splitlines()
+    assert table[0] == ("storylm0_forward on @mesh([heads = 2, vocab = 2]): "
+                        "4 devices")
+    lm_head = next(line.split() for line in table if " lm_head " in line)
+    # devices 0..3 are (heads, vocab) = (0,0), (0,1), (1,0), (1,1)
+    assert " ".join(lm_head).endswith("[:, 0:4] [:, 4:8] [:, 0:4] [:, 4:8]")
+    wq = " ".join(next(line.split() for line in table if " wq " in line))
+    assert wq.endswith("[:, 0:2] [:, 0:2] [:, 2:4] [:, 2:4]")
+    assert any(line.startswith("value   softmax") for line in table)
+    figure = kina.show.sharding_figure(module, "storylm0_forward",
+                                       values=False)
+    assert len(figure.axes) == 4 * 10  # 4 devices x (9 params + result)

@@ -1,0 +1,114 @@
+"""`kina.show_sharding(m, "NAME")`: which block of every parameter, value
+and result of a sharded function each device holds, as a table (always)
+and a figure (in a notebook, or when asked)."""
+
+import numpy as np
+
+
+def _blocks(placed):
+    """Per device: the index ranges of its block, `[0:2, :]`-style."""
+    text = []
+    for device in range(placed.mesh.num_devices):
+        parts = []
+        for dim, index in enumerate(placed.block(device)):
+            if index.start is None:
+                parts.append(":")
+            else:
+                parts.append("%d:%d" % (index.start, index.stop))
+        summand = ""
+        if placed.partial:
+            summand = " +"  # one summand of the value
+        text.append("[" + ", ".join(parts) + "]" + summand)
+    return text
+
+
+def _rows(module, name, values):
+    """(kind, label, Placed) of the parameters, the probed values (when
+    `values`) and the result."""
+    from .devices import Placed
+    function = module._device_function(name)
+    rows = [("param", p.name, p) for p in function.params]
+    if values:
+        probed = module._probed()
+        entry = probed._described["devices"][
+            probed.per_device[name].index]
+        for probe in entry.get("probes", []):
+            location = probe["location"].rsplit(":", 2)
+            label = "%s @%s" % (probe["op"].replace("kina.", ""),
+                                ":".join(location[-2:]))
+            rows.append(("value", label, Placed(probe["tensor"],
+                                                module.mesh)))
+    rows.append(("result", "result", function.result))
+    return function, rows
+
+
+def sharding_table(module, name, values=True):
+    """The table `show_sharding` prints."""
+    function, rows = _rows(module, name, values)
+    devices = module.mesh.num_devices
+    header = ["", "tensor", "global", "placement"] + [
+        "device %d %s" % (d, module.mesh.coordinates(d))
+        for d in range(devices)]
+    lines = [header]
+    for kind, label, placed in rows:
+        lines.append([kind, label, "%s%s" % (placed.dtype.name,
+                                             list(placed.shape)),
+                      placed.placement] + _blocks(placed))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    title = "%s on %s: %d devices" % (function.name, module.mesh, devices)
+    return "\n".join([title] + ["  ".join(cell.ljust(w) for cell, w in
+                                          zip(line, widths)).rstrip()
+                                for line in lines])
+
+
+def sharding_figure(module, name, values=True):
+    """A matplotlib figure: one row per tensor, one column per device, the
+    device's block filled in the tensor (seen as rows x last dim)."""
+    import matplotlib.pyplot as plt
+    function, rows = _rows(module, name, values)
+    devices = module.mesh.num_devices
+    figure, axes = plt.subplots(len(rows), devices, squeeze=False,
+                                figsize=(1.6 * devices + 2,
+                                         0.55 * len(rows) + 1))
+    for r, (kind, label, placed) in enumerate(rows):
+        shape = placed.shape if placed.shape else (1,)
+        grid = np.zeros((int(np.prod(shape[:-1])), shape[-1]))
+        for device in range(devices):
+            mask = np.zeros(shape)
+            mask[placed.block(device)] = 1
+            ax = axes[r][device]
+            ax.imshow(mask.reshape(grid.shape), cmap="Blues", vmin=0, vmax=1.4,
+                      aspect="auto", interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if placed.partial:
+                ax.set_title("partial", fontsize=6, pad=1)
+            if device == 0:
+                ax.set_ylabel(label, rotation=0, ha="right", va="center",
+                              fontsize=7)
+            if r == 0:
+                ax.set_xlabel("device %d" % device, fontsize=7)
+                ax.xaxis.set_label_position("top")
+    figure.suptitle("%s on %s" % (function.name, module.mesh), fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def _in_notebook():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and "ZMQ" in type(shell).__name__
+
+
+def show_sharding(module, name, values=True, figure=None):
+    """Prints which block of every parameter, value (`values`: the ops of
+    the function, from an instrumented build compiled on first use) and
+    the result each device holds; in a notebook (or with figure=True) also
+    draws it and returns the matplotlib figure."""
+    print(sharding_table(module, name, values))
+    if figure or (figure is None and _in_notebook()):
+        return sharding_figure(module, name, values)
+    return None
