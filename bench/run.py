@@ -9,7 +9,11 @@
    on 1 and 2 threads: Kina, NumPy, PyTorch, with the BLAS they ran;
 3. sgemm GFLOP/s at 256^3 ... 2048^3, 128x768x768 and 128x768x32000, as a
    share of the machine's peak;
-4. compile time of each example and of the realistic model (unsharded and
+4. N devices: the realistic forward with lm_head split 2 ways on the
+   threaded simulator (2 devices) and under `mpirun -n 2`, one thread per
+   device, against one device on one thread, with the bytes moved and the
+   time spent in collectives;
+5. compile time of each example and of the realistic model (unsharded and
    with lm_head split 2 ways).
 
 Every figure is the median of --repeats runs, with their range; ratios
@@ -149,6 +153,21 @@ def worker(spec):
             fn = lambda: module.mm(a, b)
         return timing(fn, repeats,
                       blas=blas_info() if what == "sgemm-numpy" else [])
+    if what == "sharded-simulator":
+        import kina
+        module = kina.compile(spec["source"], "realistic_vocab.kina")
+        args = realistic_arguments()
+        # Each device holds its blocks of the weights, as devices do.
+        distributed = module.distribute("storylm0_forward", *args)
+        run = lambda: module.simulate("storylm0_forward", distributed,
+                                      report=False)
+        run()
+        last = run()  # the first run also faults in the temporaries
+        expected = module.storylm0_forward(*args)
+        return timing(run, repeats, bytes_moved=last.bytes_moved,
+                      collective_seconds=last.collective_seconds,
+                      bit_identical=bool(np.array_equal(last.value,
+                                                        expected)))
     if what == "compile":
         import kina
         return timing(
@@ -170,6 +189,41 @@ def spawn(what, threads=1, repeats=5, **extra):
                           json.dumps(spec)], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def sharded_mpi(source, repeats):
+    """The realistic forward with lm_head split 2 ways on `mpirun -n 2`,
+    one thread per rank: (median seconds per run, bytes moved, seconds in
+    collectives summed over the ranks, each rank's median time outside
+    collectives), or None without OpenMPI."""
+    import shutil
+    import tempfile
+    if not shutil.which("mpirun"):
+        return None
+    sys.path.insert(0, str(ROOT / "build" / "python"))
+    import numpy as np
+    import kina
+    with tempfile.TemporaryDirectory() as directory:
+        module = kina.compile(source, "realistic_vocab.kina")
+        module.save(os.path.join(directory, "model.so"))
+        params = module.functions["storylm0_forward"].params
+        np.savez(os.path.join(directory, "in.npz"),
+                 **{p.name: a for p, a in zip(params, realistic_arguments())})
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   PYTHONPATH=str(ROOT / "build" / "python"))
+        for var in THREAD_VARS:
+            env[var] = "1"
+        subprocess.run(["mpirun", "-n", "2", sys.executable, "-m", "kina.mpi",
+                        os.path.join(directory, "model.so"),
+                        "storylm0_forward", os.path.join(directory, "in.npz"),
+                        os.path.join(directory, "out.npz"), "--threads", "1",
+                        "--repeat", str(max(repeats, 5))],
+                       env=env, check=True, capture_output=True)
+        with np.load(os.path.join(directory, "out.npz")) as out:
+            return (float(out["seconds"]), int(out["bytes_moved"]),
+                    float(out["collective_seconds"]),
+                    [float(s) for s in out["compute_seconds"]])
 
 
 def c_abi_toy():
@@ -298,7 +352,29 @@ def main():
                   numpy_["seconds"] / kina["seconds"]))
     print("  NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
 
-    print("\n== 4. compile time (.kina to a loaded .so)")
+    print("\n== 4. N devices: the realistic forward with lm_head split 2 ways "
+          "(--shard vocab), one thread per device")
+    vocab_source = gen_realistic("--shard", "vocab")
+    one = spawn("realistic-kina", 1, r, source=source)
+    simulated = spawn("sharded-simulator", 1, r, source=vocab_source)
+    print("    1 device, 1 thread       %s" % spread(one))
+    print("    simulator, 2 devices     %s  %5.2fx   %.1f MB moved, %.1f ms "
+          "in collectives (both devices), bit-identical: %s" % (
+              spread(simulated), one["seconds"] / simulated["seconds"],
+              simulated["bytes_moved"] / 1e6,
+              simulated["collective_seconds"] * 1e3,
+              simulated["bit_identical"]))
+    mpi = sharded_mpi(vocab_source, r)
+    if mpi is None:
+        print("    mpirun -n 2: OpenMPI not installed")
+    else:
+        print("    mpirun -n 2              %s  %5.2fx   %.1f MB moved, %.1f ms "
+              "in collectives (both ranks); computing %s ms per rank" % (
+                  ms(mpi[0]), one["seconds"] / mpi[0], mpi[1] / 1e6,
+                  mpi[2] * 1e3, " / ".join("%.1f" % (c * 1e3)
+                                           for c in mpi[3])))
+
+    print("\n== 5. compile time (.kina to a loaded .so)")
     sources = [(p.name, p.read_text()) for p in
                sorted((ROOT / "examples").glob("*.kina"))]
     sources.append(("realistic (gen_storylm.py --realistic)", source))

@@ -18,6 +18,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -176,6 +178,66 @@ int32_t ThreadMesh::agree(const kina_device *device, int32_t status) {
   return *std::max_element(all.begin(), all.end());
 }
 
+/// The threads devices run on, kept across runs: each keeps the runtime's
+/// per-thread cache of temporaries (lib/Runtime/Workspace.c) warm, as a
+/// real device keeps its memory. Grows so that every job of a run has a
+/// thread of its own (the devices of a run wait on each other).
+class DeviceThreads {
+public:
+  void run(std::vector<std::function<void()>> jobs) {
+    std::unique_lock<std::mutex> lock(mutex);
+    size_t remaining = jobs.size();
+    std::condition_variable finished;
+    for (auto &job : jobs)
+      queue.push_back([&, job = std::move(job)] {
+        job();
+        std::lock_guard<std::mutex> guard(mutex);
+        if (--remaining == 0)
+          finished.notify_all();
+      });
+    while (idle < queue.size()) {
+      threads.emplace_back([this] { work(); });
+      ++idle;
+    }
+    wake.notify_all();
+    finished.wait(lock, [&] { return remaining == 0; });
+  }
+
+  ~DeviceThreads() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    for (std::thread &thread : threads)
+      thread.join();
+  }
+
+private:
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
+      wake.wait(lock, [&] { return stopping || !queue.empty(); });
+      if (queue.empty())
+        return; // stopping
+      std::function<void()> job = std::move(queue.front());
+      queue.pop_front();
+      --idle;
+      lock.unlock();
+      job();
+      lock.lock();
+      ++idle;
+    }
+  }
+
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<std::function<void()>> queue;
+  std::vector<std::thread> threads;
+  size_t idle = 0;
+  bool stopping = false;
+};
+
 } // namespace
 
 SimulationResult kina::simulate(PackedEntry entry,
@@ -188,15 +250,15 @@ SimulationResult kina::simulate(PackedEntry entry,
     handles.push_back(mesh.device(d, std::max(1, options.threadsPerDevice)));
   SimulationResult result;
   result.status.assign(devices, KINA_STATUS_COLLECTIVE_FAILED);
-  std::vector<std::thread> threads;
+  std::vector<std::function<void()>> jobs;
   for (int d = 0; d < devices; ++d)
-    threads.emplace_back([&, d] {
+    jobs.push_back([&, d] {
       std::vector<void *> pointers = {&handles[d]};
       pointers.insert(pointers.end(), args[d].begin(), args[d].end());
       result.status[d] = entry(pointers.data());
     });
-  for (std::thread &thread : threads)
-    thread.join();
+  static DeviceThreads threads;
+  threads.run(std::move(jobs));
   result.bytesMoved = mesh.bytesMoved;
   result.collectiveSeconds = double(mesh.collectiveNanoseconds) * 1e-9;
   result.error = mesh.error();

@@ -33,10 +33,26 @@ typedef struct device_state {
 static pthread_key_t state_key;
 static pthread_once_t state_key_once = PTHREAD_ONCE_INIT;
 
-static void make_state_key(void) { pthread_key_create(&state_key, free); }
+static int have_state_key;
+
+static void release_state(void *state) { free(state); }
+
+static void make_state_key(void) {
+  have_state_key = pthread_key_create(&state_key, release_state) == 0;
+}
+
+/* After dlclose, no thread may call into this code at its exit. */
+__attribute__((destructor)) static void forget_state_key(void) {
+  if (!have_state_key)
+    return;
+  free(pthread_getspecific(state_key));
+  pthread_key_delete(state_key);
+}
 
 static device_state_t *thread_state(void) {
   pthread_once(&state_key_once, make_state_key);
+  if (!have_state_key)
+    return NULL;
   device_state_t *state = pthread_getspecific(state_key);
   if (!state) {
     state = calloc(1, sizeof *state);
@@ -50,7 +66,8 @@ static device_state_t *thread_state(void) {
 
 const struct kina_device *kina_current_device(void) {
   pthread_once(&state_key_once, make_state_key);
-  device_state_t *state = pthread_getspecific(state_key);
+  device_state_t *state =
+      have_state_key ? pthread_getspecific(state_key) : NULL;
   return state ? state->device : NULL;
 }
 
@@ -127,7 +144,7 @@ void kina_collective_all_gather(int64_t in, int64_t out,
     exchange(src, dst, block, group_size, group_stride);
     return;
   }
-  char *recv = malloc((size_t)(outer * block * group_size));
+  char *recv = _mlir_memref_to_llvm_alloc((uint64_t)(outer * block * group_size));
   if (!recv) {
     fail(KINA_STATUS_COLLECTIVE_FAILED);
     memset(dst, 0, (size_t)(outer * block * group_size));
@@ -138,7 +155,7 @@ void kina_collective_all_gather(int64_t in, int64_t out,
     for (int64_t o = 0; o < outer; ++o)
       memcpy(dst + (o * group_size + j) * block,
              recv + (j * outer + o) * block, (size_t)block);
-  free(recv);
+  _mlir_memref_to_llvm_free(recv);
 }
 
 /* in: [outer][group][block] bytes; out: [outer][block], this device's. */
@@ -179,7 +196,8 @@ static void reduce(const void *src, void *dst, int64_t outer, int64_t row,
                    int64_t group_size, int64_t group_stride) {
   int64_t element = dtype == KINA_DTYPE_I64 ? 8 : 4;
   int64_t member_elems = outer * row, stride_elems = row;
-  void *recv = malloc((size_t)(member_elems * element * group_size));
+  void *recv = _mlir_memref_to_llvm_alloc(
+      (uint64_t)(member_elems * element * group_size));
   if (!recv) {
     fail(KINA_STATUS_COLLECTIVE_FAILED);
     memset(dst, 0, (size_t)(outer * count * element));
@@ -198,7 +216,7 @@ static void reduce(const void *src, void *dst, int64_t outer, int64_t row,
     REDUCE(int64_t, is_max);
     break;
   }
-  free(recv);
+  _mlir_memref_to_llvm_free(recv);
 }
 
 /* in, out: `count` elements; every device gets the sum (or max). */

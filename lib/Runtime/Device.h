@@ -12,4 +12,9 @@
 /* The device the calling thread runs, or NULL outside an SPMD export. */
 const struct kina_device *kina_current_device(void);
 
+/* The allocator of temporaries (Workspace.c): a thread's freed blocks are
+   reused, so a collective called in a loop touches no new page. */
+void *_mlir_memref_to_llvm_alloc(uint64_t size);
+void _mlir_memref_to_llvm_free(void *pointer);
+
 #endif /* KINA_LIB_RUNTIME_DEVICE_H */

@@ -78,8 +78,14 @@ static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(Location loc) {
   llvm::SubtargetFeatures features;
   for (const auto &feature : llvm::sys::getHostCPUFeatures())
     features.AddFeature(feature.getKey(), feature.getValue());
+  // .init_array/.fini_array, which glibc runs at dlopen/dlclose: the
+  // runtime's destructors (stopping the thread pool, dropping its pthread
+  // keys) must run before its code is unmapped. The default is the old
+  // .ctors/.dtors, which only crtbegin.o runs, and the link has none.
+  llvm::TargetOptions options;
+  options.UseInitArray = true;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(), {},
+      triple, llvm::sys::getHostCPUName(), features.getString(), options,
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 

@@ -94,7 +94,8 @@ class Module:
         the mesh, with shared-memory collectives, on the global `args`
         (distributed by their placements). Returns a SimulationResult:
         `value` (the global result), `per_device` (each device's local
-        result, in device order), `report` and `bytes_moved`.
+        result, in device order), `report` and `bytes_moved`. `args` may
+        also be one `m.distribute(name, *args)`.
 
         `report`: also run the unsharded program and compare every op's
         value (`r.report`, one row per op); it runs an instrumented build
@@ -116,6 +117,8 @@ class Module:
         local, moved, seconds, device_probes = _devices.run_threads(
             probed._library, probed_function, args, threads_per_device,
             timeout)
+        if len(args) == 1 and isinstance(args[0], _devices.Distributed):
+            args = args[0].global_args
         unsharded = getattr(probed, name)(*args)
         # (result, probes), or the result alone when no op is probed.
         unsharded_probes = unsharded[1] if isinstance(unsharded, tuple) else []
@@ -125,6 +128,12 @@ class Module:
                                           self.mesh)
         return SimulationResult(function.result.assemble(local), local,
                                 rows, moved, seconds)
+
+    def distribute(self, name, *args):
+        """The global `args` of `name` cut into each device's blocks once;
+        pass the result to `simulate(name, distributed)` to run without
+        cutting them again (as devices keep their weights)."""
+        return _devices.Distributed(self._device_function(name), args)
 
     def _probed(self):
         """The program compiled with probes (cached)."""

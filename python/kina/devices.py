@@ -70,9 +70,9 @@ class Placed:
         and as zeros to the others (so that the summands add up to it)."""
         blocks = []
         for device in range(self.mesh.num_devices):
-            # np.array, not ascontiguousarray: that makes 0-d arrays 1-d.
-            block = np.array(value[self.block(device)], dtype=self.dtype,
-                             order="C")
+            # A view: a whole (replicated) block is not copied; the call
+            # copies a strided one.
+            block = value[self.block(device)]
             coords = self.mesh.coordinates(device)
             if any(coords[p] != 0 for p in self.partial):
                 block = np.zeros_like(block)
@@ -83,6 +83,8 @@ class Placed:
         """The global tensor from the devices' blocks: placed by their
         splits, summed (in device order) over partial axes; a replicated
         block is taken from the first device that holds it."""
+        if all(over < 0 for over in self.split) and not self.partial:
+            return blocks[0]  # replicated: every device holds all of it
         value = np.zeros(self.shape, dtype=self.dtype)
         filled = set()
         for device, block in enumerate(blocks):
@@ -175,15 +177,36 @@ class DeviceError(RuntimeError):
     """A device of a simulated or MPI run failed; every device stopped."""
 
 
+class Distributed:
+    """The global arguments of a per-device function cut into each device's
+    blocks once (dense copies), as devices hold their weights: a run on it
+    moves no argument data (`Module.distribute`)."""
+
+    def __init__(self, function, args):
+        self.function = function
+        self.global_args = _check_global(function, args)
+        self.per_device = [[] for _ in range(function.mesh.num_devices)]
+        for param, array in zip(function.params, self.global_args):
+            for device, block in enumerate(param.distribute(array)):
+                self.per_device[device].append(
+                    np.array(block, dtype=param.dtype, order="C"))
+
+
 def run_threads(library, function, args, threads_per_device, timeout):
-    """Runs `function` on one thread per device; (local results, bytes
-    moved, seconds in collectives, each device's probe values). Raises on a
-    failed status."""
-    arrays = _check_global(function, args)
-    per_device = [[] for _ in range(function.mesh.num_devices)]
-    for param, array in zip(function.params, arrays):
-        for device, block in enumerate(param.distribute(array)):
-            per_device[device].append(block)
+    """Runs `function` on one thread per device, on global `args` or on a
+    Distributed; (local results, bytes moved, seconds in collectives, each
+    device's probe values). Raises on a failed status."""
+    if len(args) == 1 and isinstance(args[0], Distributed):
+        if args[0].function.name != function.name:
+            raise ValueError("arguments distributed for %s, not %s" % (
+                args[0].function.name, function.name))
+        per_device = args[0].per_device
+    else:
+        arrays = _check_global(function, args)
+        per_device = [[] for _ in range(function.mesh.num_devices)]
+        for param, array in zip(function.params, arrays):
+            for device, block in enumerate(param.distribute(array)):
+                per_device[device].append(block)
     results, statuses, moved, seconds, error, probes = library.simulate(
         function.index, per_device, threads_per_device, timeout)
     check_statuses(function.name, statuses, error)

@@ -7,8 +7,9 @@ PROGRAM is a `.so` from `kina-translate --kina-to-so` (or `.kina` source,
 which every rank compiles). INPUTS.npz holds the global arguments by
 parameter name; every rank reads it and keeps its blocks. OUTPUT.npz
 (written by rank 0) holds `result`, the global result, `local_<r>`, rank
-r's local result, and `bytes_moved` / `collective_seconds` (summed over
-ranks). N must be the mesh's device count.
+r's local result, `bytes_moved` / `collective_seconds` (per run, summed
+over ranks), `seconds` (rank 0's median run) and `compute_seconds` (each
+rank's median time outside collectives). N must be the mesh's device count.
 
 Options: --threads T (threads per rank, default 1), --repeat K (run K
 times, report the median time of a run in `seconds`).
@@ -136,12 +137,15 @@ def _run(args, backend):
         backend.lib.kina_mpi_close()
         return 1
     module, function, local = prepared
-    times = []
+    times, computing = [], []
     for _ in range(args.repeat):
         start = time.perf_counter()
+        waited = backend.lib.kina_mpi_collective_seconds()
         result, status = module._library.run_device(
             function.index, backend.device, local)
         times.append(time.perf_counter() - start)
+        computing.append(times[-1] - (backend.lib.kina_mpi_collective_seconds()
+                                      - waited))
         if status != 0:
             if rank == 0:
                 _say(rank, "%s: %s (status %d on every rank)" % (
@@ -154,11 +158,13 @@ def _run(args, backend):
         np.array([backend.lib.kina_mpi_bytes_moved()], dtype=np.int64))
     seconds = backend.allgather(
         np.array([backend.lib.kina_mpi_collective_seconds()]))
+    compute = backend.allgather(np.array([np.median(computing)]))
     if rank == 0:
         outputs = {"result": function.result.assemble(list(blocks)),
                    "bytes_moved": np.int64(moved.sum() // args.repeat),
                    "collective_seconds": seconds.sum() / args.repeat,
-                   "seconds": np.median(times)}
+                   "seconds": np.median(times),
+                   "compute_seconds": compute.ravel()}
         for r, block in enumerate(blocks):
             outputs["local_%d" % r] = block
         np.savez(args.output, **outputs)
