@@ -5,6 +5,8 @@ rounds, every collective is right on 1 to 4 devices and a 2-D mesh, and
 a failing device stops them all with its status."""
 
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -166,3 +168,16 @@ def test_show_sharding_names_each_devices_block(capsys):
     figure = kina.show.sharding_figure(module, "storylm0_forward",
                                        values=False)
     assert len(figure.axes) == 4 * 10  # 4 devices x (9 params + result)
+
+
+def test_process_exits_cleanly_after_simulating_and_unloading():
+    # The device threads outlive the module; its runtime must have dropped
+    # their per-thread state when it was unloaded (a crash at exit else).
+    code = ("import gc, sys; sys.path[:0] = %r; import kina\n"
+            "from kina import storylm0\n"
+            "m = kina.compile_file(%r)\n"
+            "m.simulate('storylm0_forward', *storylm0.arguments())\n"
+            "del m; gc.collect()\n" % (sys.path, str(EXAMPLES["vocab"])))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
