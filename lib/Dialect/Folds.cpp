@@ -44,6 +44,16 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor) {
   return {};
 }
 
+/// Over an axis of size 1 a reduction is its operand (same type).
+template <typename Op> static OpFoldResult foldUnitReduction(Op op) {
+  if (op.getInput().getType() == op.getType())
+    return op.getInput();
+  return {};
+}
+OpFoldResult SumOp::fold(FoldAdaptor) { return foldUnitReduction(*this); }
+OpFoldResult MeanOp::fold(FoldAdaptor) { return foldUnitReduction(*this); }
+OpFoldResult MaxOp::fold(FoldAdaptor) { return foldUnitReduction(*this); }
+
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();

@@ -262,6 +262,52 @@ FailureOr<Type> SoftmaxOp::inferResultType(TypeRange operandTypes,
   return rule.shaped(input, input.getShape());
 }
 
+/// sum, mean, max: f32, the operand's shape with `axis` of size 1.
+static FailureOr<Type> inferAxisReduction(TypeRange operandTypes,
+                                          DictionaryAttr attributes,
+                                          Operation *mesh,
+                                          EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto operands = rule.tensors(1);
+  auto axis = rule.intAttr("axis");
+  if (failed(operands) || failed(axis))
+    return failure();
+  KinaTensorType input = (*operands)[0];
+  if (failed(rule.checkF32(input, "operand")) ||
+      failed(rule.checkAxis(*axis, input, "operand")))
+    return failure();
+  SmallVector<int64_t> shape(input.getShape());
+  shape[*axis] = 1;
+  return rule.shaped(input, shape);
+}
+
+/// exp, log, sqrt, rsqrt, tanh: f32, same shape.
+static FailureOr<Type> inferUnaryMath(TypeRange operandTypes,
+                                      DictionaryAttr attributes,
+                                      Operation *mesh, EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto operands = rule.tensors(1);
+  if (failed(operands) || failed(rule.checkF32((*operands)[0], "operand")))
+    return failure();
+  return rule.shaped((*operands)[0], (*operands)[0].getShape());
+}
+
+#define KINA_SHAPE_RULE(OP, RULE)                                              \
+  FailureOr<Type> OP::inferResultType(                                         \
+      TypeRange operandTypes, DictionaryAttr attributes, Operation *mesh,      \
+      EmitErrorFn emitError) {                                                 \
+    return RULE(operandTypes, attributes, mesh, emitError);                    \
+  }
+KINA_SHAPE_RULE(SumOp, inferAxisReduction)
+KINA_SHAPE_RULE(MeanOp, inferAxisReduction)
+KINA_SHAPE_RULE(MaxOp, inferAxisReduction)
+KINA_SHAPE_RULE(ExpOp, inferUnaryMath)
+KINA_SHAPE_RULE(LogOp, inferUnaryMath)
+KINA_SHAPE_RULE(SqrtOp, inferUnaryMath)
+KINA_SHAPE_RULE(RsqrtOp, inferUnaryMath)
+KINA_SHAPE_RULE(TanhOp, inferUnaryMath)
+#undef KINA_SHAPE_RULE
+
 /// `+ - * /`: identical shapes, element types and placements.
 static FailureOr<Type> inferElementwiseBinary(TypeRange operandTypes,
                                               DictionaryAttr attributes,

@@ -156,10 +156,33 @@ static ShardingRule gatherRule(GatherOp op) {
   return rule;
 }
 
+/// sum: the reduced axis is contracting (a split one leaves each device a
+/// partial sum, all-reduced where a whole value is needed). mean and max
+/// keep it blocked: their all-reduce is not a sum of partial values (mean
+/// would need the global count, max a max-reduce), so a split axis is
+/// gathered first.
+static ShardingRule axisReductionRule(Operation *op, int64_t axis) {
+  ShardingRule rule;
+  int64_t rank = rankOf(op->getResult(0));
+  rule.factors.assign(rank, Kind::Parallel);
+  rule.factors[axis] = isa<SumOp>(op) ? Kind::Contracting : Kind::Blocked;
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    dims.push_back(d);
+    rule.resultDims.push_back(d == axis ? -1 : d);
+  }
+  rule.operandDims = {dims};
+  return rule;
+}
+
 std::optional<ShardingRule> mlir::kina::getShardingRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<ShardingRule>>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp, NegOp>(
-          [](Operation *op) { return elementwise(op); })
+      .Case<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
+            TanhOp>([](Operation *op) { return elementwise(op); })
+      .Case<SumOp, MeanOp, MaxOp>([](Operation *op) {
+        return axisReductionRule(op,
+                                 op->getAttrOfType<IntegerAttr>("axis").getInt());
+      })
       .Case([](BroadcastOp op) { return broadcastRule(op); })
       .Case([](TransposeOp op) { return transposeRule(op); })
       .Case([](MatmulOp op) { return matmulRule(op); })

@@ -181,3 +181,21 @@ def test_process_exits_cleanly_after_simulating_and_unloading():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+def test_reductions_on_devices_and_host():
+    module = kina.compile_file(ROOT / "test" / "Sharding" / "Inputs" /
+                               "reductions.kina")
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    y = rng.standard_normal((4, 6)).astype(np.float32)
+    for name, arg, want in [
+            ("total", x, x.sum(1, keepdims=True)),
+            ("average", x, x.mean(1, keepdims=True)),
+            ("rows", y, np.tanh(y).max(1, keepdims=True) +
+             np.exp(y).sum(1, keepdims=True))]:
+        host = getattr(module, name)(arg)
+        np.testing.assert_allclose(host, want, rtol=1e-5, atol=1e-6)
+        run = module.simulate(name, arg)
+        np.testing.assert_allclose(run.value, host, rtol=1e-6, atol=1e-6)
+        assert all(row.max_abs_diff <= 1e-6 for row in run.report)

@@ -292,6 +292,45 @@ def Kina_NegOp : Kina_Op<"neg"> {
   let hasCustomAssemblyFormat = 1;
 }
 
+// Reductions over one axis, which the result keeps with size 1 (so that
+// `x - broadcast(mean(x, axis=2))` lines up), f32.
+class Kina_AxisReductionOp<string mnemonic, string what>
+    : Kina_Op<mnemonic> {
+  let summary = what # " along one axis, keeping it with size 1";
+  let description = what # " of the elements along `axis`; f32. The result "
+    "has the operand's shape with `axis` of size 1. NaN propagates, as in "
+    "NumPy.\n\n```mlir\n%r = kina." # mnemonic # " %x [axis = 2] : "
+    "(!kina.tensor<1x4x8xf32, @host>) -> !kina.tensor<1x4x1xf32, @host>\n```";
+  let arguments = (ins Kina_Tensor:$input, I64Attr:$axis);
+  let results = (outs Kina_Tensor:$result);
+  let assemblyFormat = [{
+    $input `[` `axis` `=` $axis `]` attr-dict `:`
+    custom<SameOrFunctionalType>(type($input), type($result))
+  }];
+  let hasFolder = 1;
+}
+
+def Kina_SumOp : Kina_AxisReductionOp<"sum", "the sum">;
+def Kina_MeanOp : Kina_AxisReductionOp<"mean", "the mean">;
+def Kina_MaxOp : Kina_AxisReductionOp<"max", "the largest element">;
+
+// Elementwise math on f32, same shape: enough for layer norm and GELU.
+class Kina_UnaryMathOp<string mnemonic, string what> : Kina_Op<mnemonic> {
+  let summary = "elementwise " # what # " (f32)";
+  let description = "The " # what # " of every element, as C's libm "
+    "computes it for float (NaN in, NaN out).\n\n```mlir\n%r = kina."
+    # mnemonic # " %x : !kina.tensor<4xf32, @host>\n```";
+  let arguments = (ins Kina_Tensor:$input);
+  let results = (outs Kina_Tensor:$result);
+  let hasCustomAssemblyFormat = 1;
+}
+
+def Kina_ExpOp : Kina_UnaryMathOp<"exp", "exponential">;
+def Kina_LogOp : Kina_UnaryMathOp<"log", "natural logarithm">;
+def Kina_SqrtOp : Kina_UnaryMathOp<"sqrt", "square root">;
+def Kina_RsqrtOp : Kina_UnaryMathOp<"rsqrt", "reciprocal square root">;
+def Kina_TanhOp : Kina_UnaryMathOp<"tanh", "hyperbolic tangent">;
+
 //===----------------------------------------------------------------------===//
 // Placement changes and collectives
 //===----------------------------------------------------------------------===//

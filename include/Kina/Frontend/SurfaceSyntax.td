@@ -39,6 +39,14 @@ def : KinaSurface<Kina_ReshapeOp, ["call", "method"]>;
 def : KinaSurface<Kina_TransposeOp, ["call", "method"]>;
 def : KinaSurface<Kina_MatmulOp, ["call"]> { let infix = "@"; }
 def : KinaSurface<Kina_SoftmaxOp, ["call"]>;
+def : KinaSurface<Kina_SumOp, ["call"]>;
+def : KinaSurface<Kina_MeanOp, ["call"]>;
+def : KinaSurface<Kina_MaxOp, ["call"]>;
+def : KinaSurface<Kina_ExpOp, ["call"]>;
+def : KinaSurface<Kina_LogOp, ["call"]>;
+def : KinaSurface<Kina_SqrtOp, ["call"]>;
+def : KinaSurface<Kina_RsqrtOp, ["call"]>;
+def : KinaSurface<Kina_TanhOp, ["call"]>;
 def : KinaOperator<Kina_AddOp, "+">;
 def : KinaOperator<Kina_SubOp, "-">;
 def : KinaOperator<Kina_MulOp, "*">;

@@ -218,6 +218,85 @@ struct NegLowering : KinaPattern<NegOp> {
   }
 };
 
+/// sum, mean, max along `axis`: a linalg.reduce, then the axis back with
+/// size 1. max uses maximumf (NaN propagates, as NumPy's max); mean
+/// divides the sum by the axis size.
+template <typename Op> struct AxisReductionLowering : KinaPattern<Op> {
+  using KinaPattern<Op>::KinaPattern;
+  LogicalResult
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = this->resultType(op);
+    auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+    int64_t axis = op.getAxis();
+    Type f32 = type.getElementType();
+    SmallVector<int64_t> reducedShape;
+    for (auto [d, dim] : llvm::enumerate(input.getShape()))
+      if (int64_t(d) != axis)
+        reducedShape.push_back(dim);
+    auto reducedType = RankedTensorType::get(reducedShape, f32);
+    constexpr bool isMax = std::is_same_v<Op, MaxOp>;
+    TypedAttr init = rewriter.getFloatAttr(
+        f32, isMax ? -std::numeric_limits<float>::infinity() : 0.0);
+    Value reduced =
+        linalg::ReduceOp::create(
+            rewriter, loc, ValueRange{adaptor.getInput()},
+            ValueRange{filledTensor(rewriter, loc, reducedType, init)},
+            ArrayRef<int64_t>{axis},
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value combined =
+                  isMax ? arith::MaximumFOp::create(b, l, args[0], args[1])
+                              .getResult()
+                        : arith::AddFOp::create(b, l, args[0], args[1])
+                              .getResult();
+              linalg::YieldOp::create(b, l, combined);
+            })
+            .getResult(0);
+    if constexpr (std::is_same_v<Op, MeanOp>) {
+      Value count = arith::ConstantOp::create(
+          rewriter, loc,
+          rewriter.getFloatAttr(f32, double(input.getDimSize(axis))));
+      reduced = elementwiseGeneric(
+          rewriter, loc, reducedType, reduced,
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return arith::DivFOp::create(b, l, args[0], count);
+          });
+    }
+    // The reduced dims, the unit axis joining its neighbour's group.
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis)
+        groups.push_back({d});
+    if (!groups.empty()) {
+      if (axis == 0)
+        groups.front().insert(groups.front().begin(), 0);
+      else
+        groups[axis - 1].push_back(axis);
+    }
+    rewriter.replaceOp(op, tensor::ExpandShapeOp::create(
+                               rewriter, loc, type, reduced, groups));
+    return success();
+  }
+};
+
+/// exp, log, sqrt, rsqrt, tanh: the math dialect's op on every element.
+template <typename Op, typename MathOp>
+struct UnaryMathLowering : KinaPattern<Op> {
+  using KinaPattern<Op>::KinaPattern;
+  LogicalResult
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op, elementwiseGeneric(
+                rewriter, op.getLoc(), this->resultType(op), adaptor.getInput(),
+                [](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  return MathOp::create(b, l, args[0]);
+                }));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::kina::populateKinaComputeToLinalgPatterns(
@@ -226,8 +305,15 @@ void mlir::kina::populateKinaComputeToLinalgPatterns(
                ElementwiseLowering<AddOp, arith::AddFOp, arith::AddIOp>,
                ElementwiseLowering<SubOp, arith::SubFOp, arith::SubIOp>,
                ElementwiseLowering<MulOp, arith::MulFOp, arith::MulIOp>,
-               ElementwiseLowering<DivOp, arith::DivFOp, arith::DivSIOp>>(
-      converter, patterns.getContext());
+               ElementwiseLowering<DivOp, arith::DivFOp, arith::DivSIOp>,
+               AxisReductionLowering<SumOp>, AxisReductionLowering<MeanOp>,
+               AxisReductionLowering<MaxOp>,
+               UnaryMathLowering<ExpOp, math::ExpOp>,
+               UnaryMathLowering<LogOp, math::LogOp>,
+               UnaryMathLowering<SqrtOp, math::SqrtOp>,
+               UnaryMathLowering<RsqrtOp, math::RsqrtOp>,
+               UnaryMathLowering<TanhOp, math::TanhOp>>(converter,
+                                                        patterns.getContext());
 }
 
 void mlir::kina::populateKinaToLinalgPatterns(TypeConverter &converter,

@@ -172,3 +172,19 @@ func.func @broadcast_kept(%x: !kina.tensor<4x4xf32, @host>) -> !kina.tensor<1x4x
   %0 = kina.broadcast %x to [1, 4, 4] : !kina.tensor<4x4xf32, @host> -> !kina.tensor<1x4x4xf32, @host>
   return %0 : !kina.tensor<1x4x4xf32, @host>
 }
+
+// -----
+
+// A reduction over an axis of size 1 is its operand.
+// CHECK-LABEL: func.func @unit_reductions
+// CHECK-SAME: (%[[X:.*]]: !kina.tensor<4x1xf32, @host>)
+func.func @unit_reductions(%x: !kina.tensor<4x1xf32, @host>) -> !kina.tensor<4x1xf32, @host> {
+  // CHECK-NOT: kina.sum
+  // CHECK-NOT: kina.max
+  // CHECK: kina.mean %[[X]][axis = 0]
+  %s = kina.sum %x [axis = 1] : !kina.tensor<4x1xf32, @host>
+  %x2 = kina.max %s [axis = 1] : !kina.tensor<4x1xf32, @host>
+  %m = kina.mean %x2 [axis = 0] : (!kina.tensor<4x1xf32, @host>) -> !kina.tensor<1x1xf32, @host>
+  %b = kina.broadcast %m to [4, 1] : !kina.tensor<1x1xf32, @host> -> !kina.tensor<4x1xf32, @host>
+  return %b : !kina.tensor<4x1xf32, @host>
+}

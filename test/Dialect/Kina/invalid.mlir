@@ -307,3 +307,35 @@ func.func @unknown_attribute() attributes {kina.bogus} {
 func.func @entry_on_argument(%x: !kina.tensor<4xf32, @host> {kina.entry}) {
   return
 }
+
+// -----
+
+func.func @sum_axis(%x: !kina.tensor<2x3xf32, @host>) {
+  // expected-error @+1 {{'kina.sum' op axis -1 is out of range for operand of shape [2, 3] (rank 2)}}
+  %0 = kina.sum %x [axis = -1] : (!kina.tensor<2x3xf32, @host>) -> !kina.tensor<2x1xf32, @host>
+  return
+}
+
+// -----
+
+func.func @mean_keeps_the_axis(%x: !kina.tensor<2x3xf32, @host>) {
+  // expected-error @+1 {{'kina.mean' op result type '!kina.tensor<2xf32, @host>' does not match the inferred type '!kina.tensor<2x1xf32, @host>'}}
+  %0 = kina.mean %x [axis = 1] : (!kina.tensor<2x3xf32, @host>) -> !kina.tensor<2xf32, @host>
+  return
+}
+
+// -----
+
+func.func @max_int(%x: !kina.tensor<2x3xi32, @host>) {
+  // expected-error @+1 {{'kina.max' op expects operand of element type f32, got 'i32' of shape [2, 3]}}
+  %0 = kina.max %x [axis = 0] : (!kina.tensor<2x3xi32, @host>) -> !kina.tensor<1x3xi32, @host>
+  return
+}
+
+// -----
+
+func.func @tanh_int(%x: !kina.tensor<4xi64, @host>) {
+  // expected-error @+1 {{'kina.tanh' op expects operand of element type f32, got 'i64' of shape [4]}}
+  %0 = kina.tanh %x : !kina.tensor<4xi64, @host>
+  return
+}

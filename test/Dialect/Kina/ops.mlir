@@ -46,6 +46,28 @@ func.func @compute(%x: !kina.tensor<1x4x4xf32, @host>, %w: !kina.tensor<4x8xf32,
   return %p : !kina.tensor<1x4x8xf32, @host>
 }
 
+// Reductions keep their axis with size 1; math ops keep the shape.
+// CHECK-LABEL: func.func @reductions_and_math
+func.func @reductions_and_math(%x: !kina.tensor<1x4x8xf32, @host>) -> !kina.tensor<1x4x1xf32, @host> {
+  // CHECK: %[[S:.*]] = kina.sum %{{.*}}[axis = 2] : (!kina.tensor<1x4x8xf32, @host>) -> !kina.tensor<1x4x1xf32, @host>
+  %s = kina.sum %x [axis = 2] : (!kina.tensor<1x4x8xf32, @host>) -> !kina.tensor<1x4x1xf32, @host>
+  // CHECK: kina.mean %{{.*}}[axis = 0] : !kina.tensor<1x4x8xf32, @host>
+  %m = kina.mean %x [axis = 0] : (!kina.tensor<1x4x8xf32, @host>) -> !kina.tensor<1x4x8xf32, @host>
+  // CHECK: kina.max %{{.*}}[axis = 1] : (!kina.tensor<1x4x8xf32, @host>) -> !kina.tensor<1x1x8xf32, @host>
+  %x1 = kina.max %m [axis = 1] : (!kina.tensor<1x4x8xf32, @host>) -> !kina.tensor<1x1x8xf32, @host>
+  // CHECK: kina.exp %[[S]] : !kina.tensor<1x4x1xf32, @host>
+  %e = kina.exp %s : !kina.tensor<1x4x1xf32, @host>
+  // CHECK: kina.log
+  %l = kina.log %e : !kina.tensor<1x4x1xf32, @host>
+  // CHECK: kina.sqrt
+  %q = kina.sqrt %l : !kina.tensor<1x4x1xf32, @host>
+  // CHECK: kina.rsqrt
+  %r = kina.rsqrt %q : !kina.tensor<1x4x1xf32, @host>
+  // CHECK: kina.tanh
+  %t = kina.tanh %r : !kina.tensor<1x4x1xf32, @host>
+  return %t : !kina.tensor<1x4x1xf32, @host>
+}
+
 // CHECK-LABEL: func.func @rank4_batched
 func.func @rank4_batched(%q: !kina.tensor<1x2x4x2xf32, @host>, %k: !kina.tensor<1x2x2x4xf32, @host>) -> !kina.tensor<1x2x4x4xf32, @host> {
   // CHECK: kina.matmul {{.*}} -> !kina.tensor<1x2x4x4xf32, @host>
