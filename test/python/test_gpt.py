@@ -1,0 +1,109 @@
+"""The GPT forward of scripts/gen_gpt.py at test width: the logits of the
+Kina program equal a PyTorch reference built from torch.nn modules with
+the same weights, and the Megatron annotation of the same program runs as
+the host form, on the simulator and under mpirun -n 2, each equal to the
+unsharded logits to float32 rounding."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kina
+from kina import gpt
+from test_mpi import mpirun
+
+CFG = gpt.Config.tiny()
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def relative(a, b):
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    weights = gpt.weights(CFG, seed=0)
+    ids = np.random.default_rng(1).integers(0, CFG.v, (1, CFG.t))
+    return weights, ids, gpt.arguments(CFG, weights, ids)
+
+
+@pytest.fixture(scope="module")
+def unsharded(inputs):
+    module = kina.compile(gpt.source(CFG), "gpt_tiny.kina")
+    return module, module.gpt_forward(*inputs[2])
+
+
+@pytest.fixture(scope="module")
+def megatron():
+    return kina.compile(gpt.source(CFG, mesh=2), "gpt_tiny_megatron.kina")
+
+
+def test_the_small_config_is_gpt2_small_sized():
+    cfg = gpt.Config.small()
+    assert (cfg.layers, cfg.d, cfg.heads, cfg.dh, cfg.f, cfg.t, cfg.v) == \
+        (12, 768, 12, 64, 3072, 128, 32000)
+    assert 100e6 < cfg.parameter_count() < 120e6
+
+
+def test_generator_writes_the_module_source(tmp_path):
+    out = tmp_path / "gpt.kina"
+    subprocess.run([sys.executable, os.path.join(
+        os.path.dirname(__file__), "..", "..", "scripts", "gen_gpt.py"),
+        "--tiny", "--shard", "megatron", "-o", str(out)], check=True)
+    assert out.read_text() == gpt.source(CFG, mesh=2)
+
+
+def test_logits_equal_pytorch(inputs, unsharded):
+    weights, ids, _ = inputs
+    _, logits = unsharded
+    reference = gpt.TorchGPT(CFG, weights)(ids).numpy()
+    assert logits.shape == (1, CFG.t, CFG.v)
+    assert relative(logits, reference) <= 1e-4
+
+
+def test_causal(inputs, unsharded):
+    module, logits = unsharded
+    weights, ids, _ = inputs
+    changed = ids.copy()
+    changed[0, -1] = (changed[0, -1] + 1) % CFG.v
+    again = module.gpt_forward(*gpt.arguments(CFG, weights, changed))
+    np.testing.assert_array_equal(again[:, :-1], logits[:, :-1])
+    assert not np.array_equal(again[:, -1], logits[:, -1])
+
+
+def test_megatron_host_form(inputs, unsharded, megatron):
+    _, logits = unsharded
+    assert relative(megatron.gpt_forward(*inputs[2]), logits) <= 1e-5
+
+
+def test_megatron_on_the_simulator(inputs, unsharded, megatron):
+    _, logits = unsharded
+    run = megatron.simulate("gpt_forward", *inputs[2])
+    assert relative(run.value, logits) <= 1e-5
+    for local in run.per_device:
+        np.testing.assert_array_equal(local, run.value)
+    # Row-parallel matmuls are where rounding enters: the first op that
+    # differs from the unsharded program is a partial-sum matmul.
+    first = next(row for row in run.report if row.max_abs_diff > 0)
+    assert (first.op, first.placement) == ("kina.matmul", "@partial")
+    placements = {row.placement for row in run.report}
+    assert {"@sharded(axis=1)", "@sharded(axis=2)", "@partial",
+            "@replicated"} <= placements
+
+
+def test_megatron_under_mpirun(inputs, unsharded, megatron, tmp_path):
+    if os.environ.get("KINA_SKIP_MPI") == "1":
+        pytest.skip("KINA_SKIP_MPI=1")
+    megatron.save(tmp_path / "gpt.so")
+    names = gpt.parameter_names(CFG)
+    np.savez(tmp_path / "in.npz", **dict(zip(names, inputs[2])))
+    done = mpirun(2, tmp_path / "gpt.so", "gpt_forward", tmp_path / "in.npz",
+                  tmp_path / "out.npz")
+    assert done.returncode == 0, done.stderr
+    simulated = megatron.simulate("gpt_forward", *inputs[2], report=False)
+    with np.load(tmp_path / "out.npz") as out:
+        np.testing.assert_array_equal(out["result"], simulated.value)
+        assert relative(out["result"], unsharded[1]) <= 1e-5
