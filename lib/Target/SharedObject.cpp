@@ -199,7 +199,13 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &machine,
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(&machine);
+  // No LLVM loop unrolling: the register tiles are unrolled already (in
+  // MLIR); LLVM would fully unroll every static-trip-count loop of every
+  // op, scalar fallbacks included, which grows a GPT block to hundreds of
+  // thousands of instructions and its compile to tens of seconds.
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  llvm::PassBuilder builder(&machine, tuning);
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);

@@ -110,6 +110,13 @@ struct LowerParallelCallsPass
       return;
     OpBuilder b(module.getContext());
     LLVM::LLVMFuncOp launch = declareLaunch(module, b);
+    // The calls of each body, found in one walk (one per body would be
+    // quadratic: a GPT has hundreds of bodies).
+    llvm::DenseMap<StringAttr, SmallVector<LLVM::CallOp>> callsOf;
+    module.walk([&](LLVM::CallOp call) {
+      if (auto callee = call.getCalleeAttr())
+        callsOf[callee.getAttr()].push_back(call);
+    });
     for (LLVM::LLVMFuncOp body : bodies) {
       ArrayRef<Type> params = body.getFunctionType().getParams();
       if (params.size() < 2 || !params[0].isInteger(64) ||
@@ -119,13 +126,8 @@ struct LowerParallelCallsPass
       }
       auto context = LLVM::LLVMStructType::getLiteral(module.getContext(),
                                                       params.drop_front(2));
-      SmallVector<LLVM::CallOp> calls;
-      module.walk([&](LLVM::CallOp call) {
-        if (call.getCallee() == body.getName())
-          calls.push_back(call);
-      });
       LLVM::LLVMFuncOp task = createTask(body, context, symbols);
-      for (LLVM::CallOp call : calls)
+      for (LLVM::CallOp call : callsOf.lookup(body.getNameAttr()))
         if (failed(lowerCall(call, task, context, launch)))
           return signalPassFailure();
     }
