@@ -81,6 +81,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Parallel tile loops become functions the thread pool calls.
   pm.addPass(createOutlineParallelLoopsPass());
+  pm.addPass(createMergeParallelBodiesPass());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Unrolled: the loop form stages vectors through stack slots allocated

@@ -66,7 +66,9 @@ static cache_t *thread_cache(int create) {
   return c;
 }
 
-void *_mlir_memref_to_llvm_alloc(uint64_t size) {
+/* Not inlined: generated code calls it once per temporary, and a copy of
+   the cache logic at every call grew big functions for nothing. */
+__attribute__((noinline)) void *_mlir_memref_to_llvm_alloc(uint64_t size) {
   cache_t *c = size >= CACHE_MIN_BYTES ? thread_cache(0) : NULL;
   for (int i = c ? c->count - 1 : -1; i >= 0; --i)
     if (c->sizes[i] == size) {
@@ -86,7 +88,7 @@ void *_mlir_memref_to_llvm_alloc(uint64_t size) {
   return block + HEADER;
 }
 
-void _mlir_memref_to_llvm_free(void *pointer) {
+__attribute__((noinline)) void _mlir_memref_to_llvm_free(void *pointer) {
   if (!pointer)
     return;
   char *block = (char *)pointer - HEADER;

@@ -34,6 +34,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/IPO/MergeFunctions.h"
 #include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
 
 using namespace mlir;
@@ -227,6 +228,12 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &machine,
       pm.addPass(llvm::AddressSanitizerPass(llvm::AddressSanitizerOptions()));
     });
   }
+  // The outlined loop bodies of a model's repeated blocks are identical
+  // but for their names: one copy of each is optimized and emitted.
+  builder.registerPipelineStartEPCallback(
+      [](llvm::ModulePassManager &pm, llvm::OptimizationLevel) {
+        pm.addPass(llvm::MergeFunctionsPass());
+      });
   builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
       .run(module, mam);
 }

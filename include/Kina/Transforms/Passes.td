@@ -142,6 +142,19 @@ def OutlineParallelLoopsPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def MergeParallelBodiesPass
+    : Pass<"kina-merge-parallel-bodies", "::mlir::ModuleOp"> {
+  let summary = "One function for identical kina.parallel_body functions";
+  let description = [{
+    The repeated blocks of a model outline identical loop bodies, but for
+    their names (one per op of every block). Bodies of the same type whose
+    regions are equivalent (locations aside) are merged into the first:
+    its calls replace theirs, and they are erased. Everything after
+    outlining, LLVM's optimizer and code generator included, then sees one
+    copy.
+  }];
+}
+
 def LowerParallelCallsPass
     : Pass<"kina-lower-parallel-calls", "::mlir::ModuleOp"> {
   let summary = "Calls of kina.parallel_body functions as thread-pool launches";
