@@ -50,6 +50,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
     registerTile.tileM = 6;
     registerTile.tileN = 16;
   }
+  pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
   pm.addNestedPass<func::FuncOp>(createTileMatmulsPass(registerTile));
   pm.addNestedPass<func::FuncOp>(createSplitParallelOpsPass());
   pm.addPass(createCanonicalizerPass());

@@ -56,6 +56,20 @@ def CopiesToLinalgPass : Pass<"kina-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseElementwisePass : Pass<"kina-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Chains of elementwise linalg.generic ops as one loop";
+  let description = [{
+    A producer `linalg.generic` whose loops are all parallel and whose only
+    user is another all-parallel generic is fused into it (upstream's
+    elementwise fusion, restricted to that case: no reshape propagation,
+    no fusion into reductions or matmuls). A bias add, a GELU, the
+    arithmetic of a layer norm become one loop each instead of one loop
+    and one temporary per op. Every element still takes the same
+    operations in the same order: results are bit-identical.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
   let summary = "Tile linalg.matmul for the caches and registers, vectorize";
   let description = [{

@@ -164,24 +164,13 @@ struct BroadcastLowering : KinaPattern<BroadcastOp> {
     auto inputType = cast<RankedTensorType>(input.getType());
     RankedTensorType type = resultType(op);
     int64_t offset = type.getRank() - inputType.getRank();
+    // A generic (not linalg.broadcast), so that elementwise fusion can
+    // read the operand in place instead of materializing its copy.
     SmallVector<AffineExpr> exprs;
-    bool stretches = false;
-    for (auto [i, dim] : llvm::enumerate(inputType.getShape())) {
-      bool stretched = dim != type.getDimSize(offset + i);
-      stretches |= stretched;
-      exprs.push_back(stretched ? rewriter.getAffineConstantExpr(0)
-                                : rewriter.getAffineDimExpr(offset + i));
-    }
-    if (!stretches) {
-      SmallVector<int64_t> added;
-      for (int64_t d = 0; d < offset; ++d)
-        added.push_back(d);
-      rewriter.replaceOp(
-          op, linalg::BroadcastOp::create(
-                  rewriter, loc, input, emptyTensor(rewriter, loc, type), added)
-                  .getResult()[0]);
-      return success();
-    }
+    for (auto [i, dim] : llvm::enumerate(inputType.getShape()))
+      exprs.push_back(dim != type.getDimSize(offset + i)
+                          ? rewriter.getAffineConstantExpr(0)
+                          : rewriter.getAffineDimExpr(offset + i));
     auto map = AffineMap::get(type.getRank(), 0, exprs, getContext());
     rewriter.replaceOp(
         op, parallelGeneric(rewriter, loc, type, input, map,
