@@ -23,8 +23,9 @@ run "pytest (execution through the C ABI, Python API)" \
 for script in scripts/validate_*.py; do
   run "$(basename "$script")" "$python" "$script"
 done
-run "notebook examples/storylm0.ipynb" \
-  "$python" scripts/run_notebook.py examples/storylm0.ipynb
+for notebook in examples/storylm0.ipynb examples/gpt.ipynb; do
+  run "notebook $notebook" "$python" scripts/run_notebook.py "$notebook"
+done
 # ASan + UBSan build, sanitized suites, generated code under ASan, fuzzers
 # (KINA_SKIP_HARDENING=1 skips it in a quick local loop).
 if [ "${KINA_SKIP_HARDENING:-0}" != 1 ]; then
