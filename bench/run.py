@@ -13,7 +13,10 @@
    threaded simulator (2 devices) and under `mpirun -n 2`, one thread per
    device, against one device on one thread, with the bytes moved and the
    time spent in collectives;
-5. compile time of each example and of the realistic model (unsharded and
+5. the GPT forward (scripts/gen_gpt.py, ~110M parameters): compile time
+   and peak memory, forward on 1 and 2 threads against PyTorch eager, and
+   the Megatron annotation under `mpirun -n 2`;
+6. compile time of each example and of the realistic model (unsharded and
    with lm_head split 2 ways).
 
 Every figure is the median of --repeats runs, with their range; ratios
@@ -168,6 +171,34 @@ def worker(spec):
                       collective_seconds=last.collective_seconds,
                       bit_identical=bool(np.array_equal(last.value,
                                                         expected)))
+    if what in ("gpt-kina", "gpt-torch", "gpt-compile"):
+        import resource
+        from kina import gpt
+        cfg = gpt.Config.small()
+        if what == "gpt-compile":
+            import kina
+            source = gpt.source(cfg, mesh=spec.get("mesh"))
+            result = timing(lambda: kina.compile(source, "gpt.kina"), repeats)
+            result["peak_mib"] = resource.getrusage(
+                resource.RUSAGE_SELF).ru_maxrss / 1024
+            return result
+        weights = gpt.weights(cfg, seed=0)
+        ids = np.random.default_rng(1).integers(0, cfg.v, (1, cfg.t))
+        if what == "gpt-torch":
+            import torch
+            torch.set_num_threads(spec["threads"])
+            model = gpt.TorchGPT(cfg, weights)
+            return timing(lambda: model(ids), repeats, blas=blas_info())
+        import kina
+        module = kina.compile(gpt.source(cfg), "gpt.kina")
+        args = gpt.arguments(cfg, weights, ids)
+        logits = module.gpt_forward(*args)
+        import torch
+        reference = gpt.TorchGPT(cfg, weights)(ids).numpy()
+        error = float(np.abs(logits - reference).max() /
+                      np.abs(reference).max())
+        return timing(lambda: module.gpt_forward(*args), repeats,
+                      relative_error=error)
     if what == "compile":
         import kina
         return timing(
@@ -219,6 +250,44 @@ def sharded_mpi(source, repeats):
                         "storylm0_forward", os.path.join(directory, "in.npz"),
                         os.path.join(directory, "out.npz"), "--threads", "1",
                         "--repeat", str(max(repeats, 5))],
+                       env=env, check=True, capture_output=True)
+        with np.load(os.path.join(directory, "out.npz")) as out:
+            return (float(out["seconds"]), int(out["bytes_moved"]),
+                    float(out["collective_seconds"]),
+                    [float(s) for s in out["compute_seconds"]])
+
+
+def gpt_mpi(repeats):
+    """The Megatron-annotated GPT on `mpirun -n 2`, one thread per rank:
+    (median seconds per run, bytes moved, seconds in collectives summed
+    over the ranks, each rank's time outside collectives), or None."""
+    import shutil
+    import tempfile
+    if not shutil.which("mpirun"):
+        return None
+    sys.path.insert(0, str(ROOT / "build" / "python"))
+    import numpy as np
+    import kina
+    from kina import gpt
+    cfg = gpt.Config.small()
+    with tempfile.TemporaryDirectory() as directory:
+        module = kina.compile(gpt.source(cfg, mesh=2), "gpt_megatron.kina")
+        module.save(os.path.join(directory, "model.so"))
+        ids = np.random.default_rng(1).integers(0, cfg.v, (1, cfg.t))
+        np.savez(os.path.join(directory, "in.npz"),
+                 **dict(zip(gpt.parameter_names(cfg),
+                            gpt.arguments(cfg, gpt.weights(cfg, 0), ids))))
+        del module
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   PYTHONPATH=str(ROOT / "build" / "python"))
+        for var in THREAD_VARS:
+            env[var] = "1"
+        subprocess.run(["mpirun", "-n", "2", sys.executable, "-m", "kina.mpi",
+                        os.path.join(directory, "model.so"), "gpt_forward",
+                        os.path.join(directory, "in.npz"),
+                        os.path.join(directory, "out.npz"), "--threads", "1",
+                        "--repeat", str(max(repeats, 3))],
                        env=env, check=True, capture_output=True)
         with np.load(os.path.join(directory, "out.npz")) as out:
             return (float(out["seconds"]), int(out["bytes_moved"]),
@@ -374,7 +443,41 @@ def main():
                   mpi[2] * 1e3, " / ".join("%.1f" % (c * 1e3)
                                            for c in mpi[3])))
 
-    print("\n== 5. compile time (.kina to a loaded .so)")
+    print("\n== 5. GPT forward (scripts/gen_gpt.py: 12 layers, D=768, H=12, "
+          "T=128, V=32000)")
+    sys.path.insert(0, str(ROOT / "python" / "kina"))
+    import gpt as gpt_config  # pure Python: the model's shape and FLOPs
+    SMALL_GFLOP = gpt_config.Config.small().flops() / 1e9
+    for mesh in (None, 2):
+        compiled = spawn("gpt-compile", 1, 1, mesh=mesh)
+        print("    compile%s: %s, peak memory %.0f MiB" % (
+            " (Megatron on @mesh([2]))" if mesh else "", spread(compiled),
+            compiled["peak_mib"]))
+    one_rank = None
+    for threads in (1, 2):
+        kina_ = spawn("gpt-kina", threads, r)
+        torch_ = spawn("gpt-torch", threads, r)
+        if threads == 1:
+            one_rank = kina_["seconds"]
+        gflops = SMALL_GFLOP / kina_["seconds"]
+        print("  %d thread(s): kina %s (%.1f GFLOP/s, %.1f%% of peak)   "
+              "PyTorch %s   %.2fx PyTorch; kina vs PyTorch max relative "
+              "error %.1e" % (threads, spread(kina_), gflops,
+                              share(gflops, PEAK_GFLOPS[threads]),
+                              spread(torch_), torch_["seconds"] /
+                              kina_["seconds"], kina_["relative_error"]))
+    print("    PyTorch: %s" % "; ".join(torch_["blas"]))
+    mpi = gpt_mpi(r)
+    if mpi is None:
+        print("    mpirun -n 2: OpenMPI not installed")
+    else:
+        print("    Megatron, mpirun -n 2 (1 thread per rank): %s  %.2fx one "
+              "rank on 1 thread; %.1f MB moved, %.1f ms in collectives "
+              "(both ranks); computing %s ms per rank" % (
+                  ms(mpi[0]), one_rank / mpi[0], mpi[1] / 1e6, mpi[2] * 1e3,
+                  " / ".join("%.1f" % (c * 1e3) for c in mpi[3])))
+
+    print("\n== 6. compile time (.kina to a loaded .so)")
     sources = [(p.name, p.read_text()) for p in
                sorted((ROOT / "examples").glob("*.kina"))]
     sources.append(("realistic (gen_storylm.py --realistic)", source))

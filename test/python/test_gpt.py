@@ -107,3 +107,17 @@ def test_megatron_under_mpirun(inputs, unsharded, megatron, tmp_path):
     with np.load(tmp_path / "out.npz") as out:
         np.testing.assert_array_equal(out["result"], simulated.value)
         assert relative(out["result"], unsharded[1]) <= 1e-5
+
+
+def test_the_demo_script_at_test_width():
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    options = ["--tiny"]
+    if os.environ.get("KINA_SKIP_MPI") == "1":
+        options.append("--no-mpi")
+    done = subprocess.run([sys.executable, os.path.join(
+        os.path.dirname(__file__), "..", "..", "scripts", "gpt_demo.py"),
+        *options], capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "demo passed" in done.stdout
+    assert "the first that differs: kina.matmul @partial" in done.stdout
