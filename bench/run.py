@@ -222,47 +222,51 @@ def spawn(what, threads=1, repeats=5, **extra):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def sharded_mpi(source, repeats):
-    """The realistic forward with lm_head split 2 ways on `mpirun -n 2`,
-    one thread per rank: (median seconds per run, bytes moved, seconds in
-    collectives summed over the ranks, each rank's median time outside
-    collectives), or None without OpenMPI."""
-    import shutil
-    import tempfile
-    if not shutil.which("mpirun"):
-        return None
-    sys.path.insert(0, str(ROOT / "build" / "python"))
+def run_on_two_ranks(module, function, arrays, repeats):
+    """`function` of the compiled `module` on `mpirun -n 2`, one thread per
+    rank, on the global `arrays` (by parameter name): (rank 0's median
+    seconds per run, bytes moved, seconds in collectives summed over the
+    ranks, each rank's median time outside collectives)."""
     import numpy as np
-    import kina
     with tempfile.TemporaryDirectory() as directory:
-        module = kina.compile(source, "realistic_vocab.kina")
-        module.save(os.path.join(directory, "model.so"))
-        params = module.functions["storylm0_forward"].params
-        np.savez(os.path.join(directory, "in.npz"),
-                 **{p.name: a for p, a in zip(params, realistic_arguments())})
+        path = lambda name: os.path.join(directory, name)
+        module.save(path("model.so"))
+        np.savez(path("in.npz"), **arrays)
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    PYTHONPATH=str(ROOT / "build" / "python"))
         for var in THREAD_VARS:
             env[var] = "1"
         subprocess.run(["mpirun", "-n", "2", sys.executable, "-m", "kina.mpi",
-                        os.path.join(directory, "model.so"),
-                        "storylm0_forward", os.path.join(directory, "in.npz"),
-                        os.path.join(directory, "out.npz"), "--threads", "1",
-                        "--repeat", str(max(repeats, 5))],
+                        path("model.so"), function, path("in.npz"),
+                        path("out.npz"), "--threads", "1", "--repeat",
+                        str(max(repeats, 3))],
                        env=env, check=True, capture_output=True)
-        with np.load(os.path.join(directory, "out.npz")) as out:
+        with np.load(path("out.npz")) as out:
             return (float(out["seconds"]), int(out["bytes_moved"]),
                     float(out["collective_seconds"]),
                     [float(s) for s in out["compute_seconds"]])
 
 
-def gpt_mpi(repeats):
-    """The Megatron-annotated GPT on `mpirun -n 2`, one thread per rank:
-    (median seconds per run, bytes moved, seconds in collectives summed
-    over the ranks, each rank's time outside collectives), or None."""
+def sharded_mpi(source, repeats):
+    """The realistic forward with lm_head split 2 ways on `mpirun -n 2`
+    (run_on_two_ranks), or None without OpenMPI."""
     import shutil
-    import tempfile
+    if not shutil.which("mpirun"):
+        return None
+    sys.path.insert(0, str(ROOT / "build" / "python"))
+    import kina
+    module = kina.compile(source, "realistic_vocab.kina")
+    params = module.functions["storylm0_forward"].params
+    return run_on_two_ranks(
+        module, "storylm0_forward",
+        {p.name: a for p, a in zip(params, realistic_arguments())}, repeats)
+
+
+def gpt_mpi(repeats):
+    """The Megatron-annotated GPT on `mpirun -n 2` (run_on_two_ranks), or
+    None without OpenMPI."""
+    import shutil
     if not shutil.which("mpirun"):
         return None
     sys.path.insert(0, str(ROOT / "build" / "python"))
@@ -270,29 +274,11 @@ def gpt_mpi(repeats):
     import kina
     from kina import gpt
     cfg = gpt.Config.small()
-    with tempfile.TemporaryDirectory() as directory:
-        module = kina.compile(gpt.source(cfg, mesh=2), "gpt_megatron.kina")
-        module.save(os.path.join(directory, "model.so"))
-        ids = np.random.default_rng(1).integers(0, cfg.v, (1, cfg.t))
-        np.savez(os.path.join(directory, "in.npz"),
-                 **dict(zip(gpt.parameter_names(cfg),
-                            gpt.arguments(cfg, gpt.weights(cfg, 0), ids))))
-        del module
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   PYTHONPATH=str(ROOT / "build" / "python"))
-        for var in THREAD_VARS:
-            env[var] = "1"
-        subprocess.run(["mpirun", "-n", "2", sys.executable, "-m", "kina.mpi",
-                        os.path.join(directory, "model.so"), "gpt_forward",
-                        os.path.join(directory, "in.npz"),
-                        os.path.join(directory, "out.npz"), "--threads", "1",
-                        "--repeat", str(max(repeats, 3))],
-                       env=env, check=True, capture_output=True)
-        with np.load(os.path.join(directory, "out.npz")) as out:
-            return (float(out["seconds"]), int(out["bytes_moved"]),
-                    float(out["collective_seconds"]),
-                    [float(s) for s in out["compute_seconds"]])
+    module = kina.compile(gpt.source(cfg, mesh=2), "gpt_megatron.kina")
+    ids = np.random.default_rng(1).integers(0, cfg.v, (1, cfg.t))
+    arrays = dict(zip(gpt.parameter_names(cfg),
+                      gpt.arguments(cfg, gpt.weights(cfg, 0), ids)))
+    return run_on_two_ranks(module, "gpt_forward", arrays, repeats)
 
 
 def c_abi_toy():

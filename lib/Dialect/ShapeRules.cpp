@@ -246,27 +246,12 @@ FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
   return rule.shaped(input, shape);
 }
 
-FailureOr<Type> SoftmaxOp::inferResultType(TypeRange operandTypes,
-                                           DictionaryAttr attributes,
-                                           Operation *mesh,
-                                           EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
-  auto operands = rule.tensors(1);
-  auto axis = rule.intAttr("axis");
-  if (failed(operands) || failed(axis))
-    return failure();
-  KinaTensorType input = (*operands)[0];
-  if (failed(rule.checkF32(input, "operand")) ||
-      failed(rule.checkAxis(*axis, input, "operand")))
-    return failure();
-  return rule.shaped(input, input.getShape());
-}
-
-/// sum, mean, max: f32, the operand's shape with `axis` of size 1.
-static FailureOr<Type> inferAxisReduction(TypeRange operandTypes,
-                                          DictionaryAttr attributes,
-                                          Operation *mesh,
-                                          EmitErrorFn emitError) {
+/// softmax, sum, mean, max: an f32 operand and an axis in range; the
+/// result has the operand's shape, with `axis` of size 1 when `reduces`.
+static FailureOr<Type> inferAlongAxis(TypeRange operandTypes,
+                                      DictionaryAttr attributes,
+                                      Operation *mesh, EmitErrorFn emitError,
+                                      bool reduces) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
   auto axis = rule.intAttr("axis");
@@ -277,8 +262,22 @@ static FailureOr<Type> inferAxisReduction(TypeRange operandTypes,
       failed(rule.checkAxis(*axis, input, "operand")))
     return failure();
   SmallVector<int64_t> shape(input.getShape());
-  shape[*axis] = 1;
+  if (reduces)
+    shape[*axis] = 1;
   return rule.shaped(input, shape);
+}
+
+static FailureOr<Type> inferAxisReduction(TypeRange operandTypes,
+                                          DictionaryAttr attributes,
+                                          Operation *mesh,
+                                          EmitErrorFn emitError) {
+  return inferAlongAxis(operandTypes, attributes, mesh, emitError, true);
+}
+
+static FailureOr<Type> inferSoftmax(TypeRange operandTypes,
+                                    DictionaryAttr attributes, Operation *mesh,
+                                    EmitErrorFn emitError) {
+  return inferAlongAxis(operandTypes, attributes, mesh, emitError, false);
 }
 
 /// exp, log, sqrt, rsqrt, tanh: f32, same shape.
@@ -298,6 +297,7 @@ static FailureOr<Type> inferUnaryMath(TypeRange operandTypes,
       EmitErrorFn emitError) {                                                 \
     return RULE(operandTypes, attributes, mesh, emitError);                    \
   }
+KINA_SHAPE_RULE(SoftmaxOp, inferSoftmax)
 KINA_SHAPE_RULE(SumOp, inferAxisReduction)
 KINA_SHAPE_RULE(MeanOp, inferAxisReduction)
 KINA_SHAPE_RULE(MaxOp, inferAxisReduction)
