@@ -96,7 +96,10 @@ def _prepare(args, backend):
                 args.inputs, ", ".join(missing), ", ".join(data.files)))
         arrays = [data[p.name] for p in function.params]
     arrays = _devices._check_global(function, arrays)
-    local = [param.distribute(array)[backend.rank]
+    # Dense copies, once: a strided block (a split lm_head) would be
+    # copied again by every call.
+    local = [np.array(param.distribute(array)[backend.rank], dtype=param.dtype,
+                      order="C")
              for param, array in zip(function.params, arrays)]
     return module, function, local
 
