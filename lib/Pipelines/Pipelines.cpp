@@ -94,6 +94,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertVectorToLLVMPass());
+  pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -70,6 +70,19 @@ def FuseElementwisePass : Pass<"kina-fuse-elementwise", "::mlir::func::FuncOp"> 
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ApproximateMathPass : Pass<"kina-approximate-math", "::mlir::func::FuncOp"> {
+  let summary = "tanh and exp as polynomials the loop vectorizer can widen";
+  let description = [{
+    Upstream's polynomial approximations of `math.tanh` and `math.exp`
+    (no libm call, so a loop of them vectorizes), each wrapped so that a
+    NaN operand gives NaN, as libm does. Both are within a few ulp of libm
+    (the execution tests compare with NumPy to 2e-6 relative).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
   let summary = "Tile linalg.matmul for the caches and registers, vectorize";
   let description = [{
