@@ -17,57 +17,31 @@
  *
  *===----------------------------------------------------------------------===*/
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "Device.h"
+#include "ThreadSlot.h"
 
 typedef struct device_state {
   const struct kina_device *device;
   int32_t status;
 } device_state_t;
 
-/* Per-thread state hangs off a pthread key, not __thread: TLS would make
-   the .so need ld-linux's __tls_get_addr. */
-static pthread_key_t state_key;
-static pthread_once_t state_key_once = PTHREAD_ONCE_INIT;
-
-static int have_state_key;
-
-static void release_state(void *state) { free(state); }
-
-static void make_state_key(void) {
-  have_state_key = pthread_key_create(&state_key, release_state) == 0;
-}
+static struct kina_thread_slot state_slot =
+    KINA_THREAD_SLOT(sizeof(device_state_t), free);
 
 /* After dlclose, no thread may call into this code at its exit. */
-__attribute__((destructor)) static void forget_state_key(void) {
-  if (!have_state_key)
-    return;
-  free(pthread_getspecific(state_key));
-  pthread_key_delete(state_key);
+__attribute__((destructor)) static void forget_states(void) {
+  kina_thread_slot_forget(&state_slot);
 }
 
 static device_state_t *thread_state(void) {
-  pthread_once(&state_key_once, make_state_key);
-  if (!have_state_key)
-    return NULL;
-  device_state_t *state = pthread_getspecific(state_key);
-  if (!state) {
-    state = calloc(1, sizeof *state);
-    if (state && pthread_setspecific(state_key, state) != 0) {
-      free(state);
-      state = NULL;
-    }
-  }
-  return state;
+  return kina_thread_slot_get(&state_slot, 1);
 }
 
 const struct kina_device *kina_current_device(void) {
-  pthread_once(&state_key_once, make_state_key);
-  device_state_t *state =
-      have_state_key ? pthread_getspecific(state_key) : NULL;
+  device_state_t *state = kina_thread_slot_get(&state_slot, 0);
   return state ? state->device : NULL;
 }
 

@@ -14,7 +14,8 @@
  *
  *===----------------------------------------------------------------------===*/
 
-#include <pthread.h>
+#include "ThreadSlot.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,12 +34,6 @@ typedef struct cache {
   size_t bytes;
 } cache_t;
 
-/* Per-thread caches hang off a pthread key, not __thread: TLS would make
-   the .so need ld-linux's __tls_get_addr. */
-static pthread_key_t cache_key;
-static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
-static int have_cache_key;
-
 static void release(void *opaque) {
   cache_t *c = opaque;
   for (int i = 0; i < c->count; ++i)
@@ -46,24 +41,12 @@ static void release(void *opaque) {
   free(c);
 }
 
-static void create_cache_key(void) {
-  have_cache_key = pthread_key_create(&cache_key, release) == 0;
-}
+static struct kina_thread_slot cache_slot =
+    KINA_THREAD_SLOT(sizeof(cache_t), release);
 
 /* The calling thread's cache; created on first use when `create`. */
 static cache_t *thread_cache(int create) {
-  pthread_once(&cache_key_once, create_cache_key);
-  if (!have_cache_key)
-    return NULL;
-  cache_t *c = pthread_getspecific(cache_key);
-  if (!c && create) {
-    c = calloc(1, sizeof *c);
-    if (c && pthread_setspecific(cache_key, c) != 0) {
-      free(c);
-      c = NULL;
-    }
-  }
-  return c;
+  return kina_thread_slot_get(&cache_slot, create);
 }
 
 /* Not inlined: generated code calls it once per temporary, and a copy of
@@ -118,11 +101,6 @@ __attribute__((noinline)) void _mlir_memref_to_llvm_free(void *pointer) {
 }
 
 /* After dlclose, no thread may call into this code at its exit. */
-__attribute__((destructor)) static void forget_cache_key(void) {
-  if (!have_cache_key)
-    return;
-  cache_t *c = pthread_getspecific(cache_key);
-  if (c)
-    release(c);
-  pthread_key_delete(cache_key);
+__attribute__((destructor)) static void forget_caches(void) {
+  kina_thread_slot_forget(&cache_slot);
 }
