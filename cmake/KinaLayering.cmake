@@ -11,6 +11,7 @@ set(KINA_HEADER_OWNERS
   "Kina/API/SharedLibrary.h=KinaRuntimeAPI"
   "Kina/API/Simulator.h=KinaRuntimeAPI"
   "Kina/API/Compiler.h=KinaCompilerAPI"
+  "Kina/CPU/=KinaCPU"
   "Kina/Dialect/=MLIRKina"
   "Kina/Frontend/MLIRGen.h=KinaFrontend"
   "Kina/Frontend/=KinaFrontendSyntax"
@@ -102,6 +103,8 @@ function(kina_check_layering)
   kina_forbid_links(kina-abi-check FORBIDS ${compiler})
   # The syntax half of the frontend knows no MLIR.
   kina_forbid_links(KinaFrontendSyntax FORBIDS MLIR MLIRKina)
+  # What Kina knows of CPUs is plain C++, below the compiler.
+  kina_forbid_links(KinaCPU FORBIDS ${compiler})
   # The dialect is below everything that compiles.
   kina_forbid_links(MLIRKina FORBIDS KinaFrontendSyntax KinaFrontend
                     KinaTransforms KinaToLinalg KinaPipelines KinaTarget
@@ -118,7 +121,7 @@ function(kina_check_layering)
   # The target turns kina IR into an object; it never parses source.
   kina_forbid_links(KinaTarget FORBIDS KinaFrontendSyntax KinaFrontend
                     KinaCompilerAPI KinaRuntimeAPI KinaRegistration)
-  foreach(library KinaABI KinaRuntimeAPI KinaCompilerAPI MLIRKina KinaSharding
+  foreach(library KinaABI KinaCPU KinaRuntimeAPI KinaCompilerAPI MLIRKina KinaSharding
           KinaFrontendSyntax KinaFrontend KinaTransforms KinaToLinalg
           KinaPipelines KinaTarget KinaRegistration)
     kina_check_includes(${library})

@@ -9,6 +9,7 @@
 
 #include "Kina/Pipelines/Pipelines.h"
 
+#include "Kina/CPU/MatmulModel.h"
 #include "Kina/Conversion/Passes.h"
 #include "Kina/Sharding/Passes.h"
 #include "Kina/Transforms/Passes.h"
@@ -24,7 +25,6 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 
@@ -41,17 +41,19 @@ void mlir::kina::buildOneDeviceToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
-  // The register tile fits the host's vector registers: 8 x 32 floats in
-  // 16 of AVX-512's 32 zmm, else 6 x 16 in 12 of AVX2's 16 ymm (two more
-  // hold the row of B, one the broadcast element of A).
-  TileMatmulsPassOptions registerTile;
-  if (!llvm::sys::getHostCPUFeatures().lookup("avx512f")) {
-    registerTile.tileM = 6;
-    registerTile.tileN = 16;
-  }
+void mlir::kina::buildLinalgToLLVMPipeline(
+    OpPassManager &pm, const ::kina::CPUDescription &cpu) {
+  // Register and cache tiles from the target CPU's registers, FMA latency
+  // and caches (lib/CPU/MatmulModel.cpp).
+  ::kina::MatmulParameters model = ::kina::chooseMatmulParameters(cpu);
+  TileMatmulsPassOptions matmul;
+  matmul.tileM = model.tileM;
+  matmul.tileN = model.tileN;
+  matmul.cacheM = model.cacheM;
+  matmul.cacheN = model.cacheN;
+  matmul.cacheK = model.cacheK;
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
-  pm.addNestedPass<func::FuncOp>(createTileMatmulsPass(registerTile));
+  pm.addNestedPass<func::FuncOp>(createTileMatmulsPass(matmul));
   pm.addNestedPass<func::FuncOp>(createSplitParallelOpsPass());
   pm.addPass(createCanonicalizerPass());
   // The accumulator tile: out of the K loop, carried in registers.
@@ -115,7 +117,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(OpPassManager &pm) {
 
 void mlir::kina::buildKinaToLLVMPipeline(OpPassManager &pm) {
   buildKinaToLinalgPipeline(pm);
-  buildLinalgToLLVMPipeline(pm);
+  buildLinalgToLLVMPipeline(pm, ::kina::hostCPU());
 }
 
 void mlir::kina::registerPipelineDependencies(DialectRegistry &registry) {
@@ -128,7 +130,7 @@ void mlir::kina::registerPipelineDependencies(DialectRegistry &registry) {
 void mlir::kina::registerKinaPipelines() {
   PassPipelineRegistration<>(
       "kina-to-llvm",
-      "Lower kina to the LLVM dialect: bufferized, caller-owned results, "
-      "loops, bare-pointer arguments",
+      "Lower kina to the LLVM dialect for the host CPU: bufferized, "
+      "caller-owned results, loops, bare-pointer arguments",
       buildKinaToLLVMPipeline);
 }

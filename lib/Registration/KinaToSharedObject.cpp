@@ -41,6 +41,12 @@ static llvm::cl::opt<bool> sanitizeAddress(
                    "AddressSanitizer (load it from an ASan-built process)"),
     llvm::cl::init(false));
 
+static llvm::cl::opt<std::string> targetCPU(
+    "target-cpu",
+    llvm::cl::desc("with --kina-to-so, generate code for this CPU (host, "
+                   "or a name Kina knows: znver5, skylake-avx512, ...)"),
+    llvm::cl::init("host"));
+
 /// The path given with `-o`, owned by mlir-translate's driver.
 static std::string outputPath() {
   auto &options = llvm::cl::getRegisteredOptions();
@@ -93,6 +99,7 @@ static LogicalResult translateToSharedObject(
   CompileArtifacts artifacts;
   CompileOptions options;
   options.sanitizeAddress = sanitizeAddress;
+  options.targetCPU = targetCPU;
   if (failed(compileToSharedObject(*module, temporary, options, &artifacts)))
     return failure();
   auto bytes = llvm::MemoryBuffer::getFile(temporary, /*IsText=*/false);

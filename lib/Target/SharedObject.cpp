@@ -65,7 +65,10 @@ static std::string printed(Operation *op) {
   return text;
 }
 
-static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(Location loc) {
+/// A target machine for `cpu`: the host's own features for the host, else
+/// those LLVM gives the named CPU.
+static std::unique_ptr<llvm::TargetMachine>
+targetMachine(const ::kina::CPUDescription &cpu, bool host, Location loc) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
@@ -77,8 +80,9 @@ static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(Location loc) {
     return nullptr;
   }
   llvm::SubtargetFeatures features;
-  for (const auto &feature : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(feature.getKey(), feature.getValue());
+  if (host)
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature.getKey(), feature.getValue());
   // .init_array/.fini_array, which glibc runs at dlopen/dlclose: the
   // runtime's destructors (stopping the thread pool, dropping its pthread
   // keys) must run before its code is unmapped. The default is the old
@@ -86,7 +90,7 @@ static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(Location loc) {
   llvm::TargetOptions options;
   options.UseInitArray = true;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(), options,
+      triple, cpu.name, features.getString(), options,
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
@@ -274,6 +278,12 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   CompileArtifacts &out = artifacts ? *artifacts : local;
   out.kinaIR = printed(kinaModule);
 
+  std::optional<::kina::CPUDescription> cpu =
+      ::kina::describeCPU(options.targetCPU);
+  if (!cpu)
+    return emitError(loc) << "unknown target CPU '" << options.targetCPU
+                          << "'; known: " << ::kina::describableCPUNames();
+  bool host = options.targetCPU == "host";
   FailureOr<ModuleSignature> signature = getModuleSignature(kinaModule);
   if (failed(signature))
     return failure();
@@ -313,12 +323,14 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   {
     StageScope stage(context, "lowering linalg to the LLVM dialect");
     PassManager pm(context);
-    buildLinalgToLLVMPipeline(pm);
+    buildLinalgToLLVMPipeline(pm, *cpu);
     if (failed(pm.run(*module)))
       return failure();
   }
 
-  StageScope stage(context, "generating code for the host CPU");
+  std::string codegenStage =
+      "generating code for the " + (host ? "host CPU" : "CPU " + cpu->name);
+  StageScope stage(context, codegenStage);
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
   llvm::LLVMContext llvmContext;
@@ -326,7 +338,8 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
       translateModuleToLLVMIR(*module, llvmContext, "kina");
   if (!llvmModule)
     return emitError(loc) << "translation to LLVM IR failed";
-  std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(loc);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      targetMachine(*cpu, host, loc);
   if (!machine)
     return failure();
   llvmModule->setDataLayout(machine->createDataLayout());

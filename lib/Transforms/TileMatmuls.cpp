@@ -26,12 +26,6 @@ namespace mlir::kina {
 
 using namespace mlir;
 
-// Cache tiles are the largest of these that divide the matmul's sizes.
-// 64 rows of A and a 256 x 256 block of B (256 KiB) fit the L2 of every
-// x86 core Kina targets while the register tiles stream B from L1.
-static constexpr int64_t kCacheTileM[] = {64, 32, 16, 8, 4, 2, 1};
-static constexpr int64_t kCacheTileN[] = {256, 128, 64, 32, 16};
-static constexpr int64_t kCacheTileK[] = {256, 128, 64, 32, 16, 8, 4, 2, 1};
 // Column panels of a parallel matmul: at least this many where N allows, so
 // that a few threads share them evenly (768 columns: 12 of 64, not 3 of
 // 256), but no narrower than the smallest panel worth a thread.
@@ -42,12 +36,15 @@ static constexpr int64_t kMinPanelWidth = 64;
 static constexpr int64_t kMaxTileM = 16;
 static constexpr int64_t kVectorColumns = 32;
 
-/// The largest of `candidates` (descending) that divides `size`.
-static int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates) {
-  for (int64_t c : candidates)
+/// The cache tile of a dimension of `size`: the largest `unit` x 2^j that
+/// divides it and is at most `bound` (the options, from the CPU's caches),
+/// else `unit` (static shapes: no partial cache tiles).
+static int64_t cacheTile(int64_t size, int64_t bound, int64_t unit = 1) {
+  int64_t best = unit;
+  for (int64_t c = unit; c <= bound && c <= size; c *= 2)
     if (size % c == 0)
-      return c;
-  return 1;
+      best = c;
+  return best;
 }
 
 using LoopType = scf::SCFTilingOptions::LoopType;
@@ -224,6 +221,13 @@ struct TileMatmulsPass
     if (tileN < 1 || (kVectorColumns % tileN && tileN % kVectorColumns))
       return "option 'tile-n' must divide or be a multiple of " +
              std::to_string(kVectorColumns) + ", got " + std::to_string(tileN);
+    for (auto [name, value] :
+         {std::pair<const char *, int64_t>{"cache-m", cacheM},
+          {"cache-n", cacheN},
+          {"cache-k", cacheK}})
+      if (value < 1)
+        return std::string("option '") + name + "' must be at least 1, got " +
+               std::to_string(value);
     if (parallelThreshold < 1)
       return "option 'parallel-threshold' must be at least 1, got " +
              std::to_string(parallelThreshold);
@@ -264,9 +268,9 @@ struct TileMatmulsPass
       // M tile while it is hot. The N tiles are independent: an scf.forall,
       // which kina-outline-parallel-loops hands to the thread pool, when
       // the matmul is worth waking threads for.
-      int64_t tileM0 = largestDivisor(m, kCacheTileM);
-      int64_t tileN0 = largestDivisor(n, kCacheTileN);
-      int64_t tileK0 = largestDivisor(k, kCacheTileK);
+      int64_t tileM0 = cacheTile(m, cacheM);
+      int64_t tileN0 = cacheTile(n, cacheN, tileN);
+      int64_t tileK0 = cacheTile(k, cacheK);
       Operation *panel = op;
       if (m * n * k >= parallelThreshold && n / tileN0 > 1) {
         while (n / tileN0 < kMinPanels && tileN0 > kMinPanelWidth &&

@@ -1,5 +1,6 @@
 // RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=8 tile-n=32}),canonicalize,loop-invariant-subset-hoisting,canonicalize)' --split-input-file | FileCheck %s
 // RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=6 tile-n=16}),canonicalize,loop-invariant-subset-hoisting,canonicalize)' --split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=8 tile-n=32 cache-m=20 cache-n=100 cache-k=40}),canonicalize)' --split-input-file | FileCheck %s --check-prefix=CACHE
 
 // M = 16, N = 64: cache tiles (16 x 64 x 8 here). Per K step of the cache
 // tiles, B's 8 x 64 block is packed once into strips of 8 x 32 contiguous
@@ -103,4 +104,26 @@ func.func @small(%a: tensor<16x256xf32>, %b: tensor<256x512xf32>, %c: tensor<16x
 func.func @heads(%q: tensor<12x128x64xf32>, %k: tensor<12x64x128xf32>, %s: tensor<12x128x128xf32>) -> tensor<12x128x128xf32> {
   %0 = linalg.batch_matmul ins(%q, %k : tensor<12x128x64xf32>, tensor<12x64x128xf32>) outs(%s : tensor<12x128x128xf32>) -> tensor<12x128x128xf32>
   return %0 : tensor<12x128x128xf32>
+}
+
+// -----
+
+// The cache tiles are the largest powers of two (times tile-n for N) within
+// the bounds the CPU model gives that divide the sizes: M 48 under 20 ->
+// 16, N 192 under 100 -> 64 (2 strips of 32), K 96 under 40 -> 32.
+// CHECK-LABEL: func.func @cache_tiles
+// CACHE-LABEL: func.func @cache_tiles
+// CACHE-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CACHE-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CACHE-DAG: %[[C48:.*]] = arith.constant 48 : index
+// CACHE-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CACHE-DAG: %[[C96:.*]] = arith.constant 96 : index
+// CACHE-DAG: %[[C192:.*]] = arith.constant 192 : index
+// CACHE: scf.for %{{.*}} = %{{.*}} to %[[C192]] step %[[C64]]
+// CACHE: scf.for %{{.*}} = %{{.*}} to %[[C96]] step %[[C32]]
+// CACHE: tensor.empty() : tensor<2x32x32xf32>
+// CACHE: scf.for %{{.*}} = %{{.*}} to %[[C48]] step %[[C16]]
+func.func @cache_tiles(%a: tensor<48x96xf32>, %b: tensor<96x192xf32>, %c: tensor<48x192xf32>) -> tensor<48x192xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<48x96xf32>, tensor<96x192xf32>) outs(%c : tensor<48x192xf32>) -> tensor<48x192xf32>
+  return %0 : tensor<48x192xf32>
 }

@@ -8,6 +8,8 @@
 #ifndef KINA_PIPELINES_PIPELINES_H
 #define KINA_PIPELINES_PIPELINES_H
 
+#include "Kina/CPU/CPU.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
@@ -47,10 +49,12 @@ inline constexpr llvm::StringLiteral kProbeGlobalAttr = "kina_probe_global";
 /// Upstream tensors to the LLVM dialect: tiling and threads, bufferization
 /// with caller-owned results (each tensor result becomes a last pointer
 /// parameter), loops, and the LLVM dialect with bare-pointer memref
-/// arguments.
-void buildLinalgToLLVMPipeline(OpPassManager &pm);
+/// arguments. Kernel parameters (the matmul's tiles) are chosen for `cpu`.
+void buildLinalgToLLVMPipeline(OpPassManager &pm,
+                               const ::kina::CPUDescription &cpu);
 
-/// Both of the above: kina to bufferized loops in the LLVM dialect.
+/// Both of the above, for the host CPU: kina to bufferized loops in the
+/// LLVM dialect.
 void buildKinaToLLVMPipeline(OpPassManager &pm);
 
 /// The dialects and external interface models (bufferization, conversion

@@ -26,6 +26,10 @@ struct CompileOptions {
   /// op's value as an extra output (mlir::kina::buildExportedForms), for
   /// the simulator's divergence report; not the program's usual ABI.
   bool probes = false;
+  /// The CPU code is generated for: `host`, or a name kina::describeCPU
+  /// knows (a .so for another CPU may not run here; for inspecting its
+  /// code).
+  std::string targetCPU = "host";
 };
 
 /// Compiles a kina module (it is not modified) to a relocatable object in
@@ -36,7 +40,7 @@ FailureOr<std::string> compileToObject(ModuleOp module,
 
 /// Compiles a kina module (it is not modified) to a shared object at
 /// `path` that exports the C ABI of docs/interfaces.md and needs only libc and
-/// libm. Code is generated for the host CPU. On failure, diagnostics name
+/// libm. Code is generated for `options.targetCPU`. On failure, diagnostics name
 /// the location and the stage, and no file is left at `path`.
 LogicalResult compileToSharedObject(ModuleOp module, llvm::StringRef path,
                                     const CompileOptions &options = {},

@@ -87,15 +87,18 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
   let summary = "Tile linalg.matmul for the caches and registers, vectorize";
   let description = [{
     For each static `linalg.matmul` on tensors whose N the strip width
-    `tile-n` divides: cache tiles (up to 64 x 256 x 256, chosen to divide
-    the static sizes) visited in N, K, M order. Per (N, K) cache tile, B's
+    `tile-n` divides: cache tiles (the largest powers of two, times
+    `tile-n` for N, that divide the static sizes and are at most `cache-m`,
+    `cache-n`, `cache-k`) visited in N, K, M order. Per (N, K) cache tile, B's
     block is packed once, outside the M loop, into strips of K x `tile-n`
     contiguous floats; each strip feeds register tiles of `tile-m` x
     `tile-n` (the rows `tile-m` does not divide form one shorter tile) with
     one step of K, vectorized to `vector.contract` and lowered as outer
     products (FMAs). Other matmuls keep their loops.
     Run `loop-invariant-subset-hoisting` after it, so that the accumulator
-    tile is carried through the K loop in registers.
+    tile is carried through the K loop in registers. Kina's pipeline sets
+    the tile options from the target CPU (`kina::chooseMatmulParameters`);
+    the defaults are those it chooses for a Zen 5.
 
     Matmuls of at least `parallel-threshold` multiply-adds with more than
     one N cache tile get their N tiles as an `scf.forall` (independent
@@ -108,6 +111,12 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
            "rows of the register tile (1 to 16)">,
     Option<"tileN", "tile-n", "int64_t", /*default=*/"32",
            "columns of the register tile (a multiple of the vector width)">,
+    Option<"cacheM", "cache-m", "int64_t", /*default=*/"64",
+           "largest cache tile of M (rows of A's block in L2)">,
+    Option<"cacheN", "cache-n", "int64_t", /*default=*/"256",
+           "largest cache tile of N (columns of B's packed block in L2)">,
+    Option<"cacheK", "cache-k", "int64_t", /*default=*/"256",
+           "largest cache tile of K (rows of a packed strip of B in L1)">,
     Option<"parallelThreshold", "parallel-threshold", "int64_t",
            /*default=*/"4194304",
            "M*N*K from which the N cache tiles become an scf.forall">,

@@ -1,0 +1,104 @@
+//===- MatmulModelTest.cpp - Matmul parameters for a table of CPUs --------===//
+
+#include "Kina/CPU/MatmulModel.h"
+
+#include "gtest/gtest.h"
+
+using namespace kina;
+
+namespace {
+
+struct Expected {
+  const char *cpu;
+  int64_t tileM, tileN, cacheK, cacheM, cacheN;
+};
+
+// Derived by hand from each CPU's figures in lib/CPU/CPU.cpp: a change to
+// the model or to the table shows up here as a diff to explain.
+const Expected kExpected[] = {
+    // AVX2, FMA latency 5: 6 rows fill the 16 ymm registers; one L1 way
+    // for A's 6 x 170 micro-panel; L2 256 KiB: 3 ways of 32 KiB for each
+    // block, so at most 3 x 8 rows of A a page apart.
+    {"haswell", 6, 16, 170, 24, 144},
+    // AVX-512, two 512-bit FMAs of latency 4: 16 accumulators (8 x 2);
+    // L1 32 KiB 8-way: one way for A, K = 128.
+    {"skylake-avx512", 8, 32, 128, 112, 896},
+    // AVX2 only, but a 48 KiB 12-way L1: three ways for A, K = 512.
+    {"alderlake", 6, 16, 512, 128, 256},
+    {"znver3", 6, 16, 170, 48, 289},
+    // One 512-bit FMA per cycle: 8 accumulators are enough, 4 x 32; A's
+    // micro-panel then needs under one of L1's 8 ways, B's strip (six
+    // ways) bounds K.
+    {"znver4", 4, 32, 192, 96, 512},
+    {"znver5", 8, 32, 256, 112, 448},
+};
+
+class KnownCPU : public ::testing::TestWithParam<Expected> {};
+
+TEST_P(KnownCPU, ParametersFromItsFigures) {
+  const Expected &want = GetParam();
+  std::optional<CPUDescription> cpu = describeCPU(want.cpu);
+  ASSERT_TRUE(cpu.has_value()) << want.cpu;
+  MatmulParameters got = chooseMatmulParameters(*cpu);
+  EXPECT_EQ(got.tileM, want.tileM);
+  EXPECT_EQ(got.tileN, want.tileN);
+  EXPECT_EQ(got.cacheK, want.cacheK);
+  EXPECT_EQ(got.cacheM, want.cacheM);
+  EXPECT_EQ(got.cacheN, want.cacheN);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, KnownCPU, ::testing::ValuesIn(kExpected),
+    [](const ::testing::TestParamInfo<Expected> &info) {
+      std::string name = info.param.cpu;
+      for (char &c : name)
+        if (!isalnum(static_cast<unsigned char>(c)))
+          c = '_';
+      return name;
+    });
+
+/// What every choice must satisfy, whatever the CPU: the register tile fits
+/// the registers (accumulators, B's vectors, one broadcast), B's strip fits
+/// L1 with room for A's rows, both blocks fit L2.
+void expectFits(const CPUDescription &cpu) {
+  MatmulParameters p = chooseMatmulParameters(cpu);
+  int64_t vectors = p.tileN / cpu.floatLanes();
+  EXPECT_EQ(p.tileN % cpu.floatLanes(), 0) << cpu.name;
+  EXPECT_LE(p.tileM * vectors + vectors + 1, cpu.vectorRegisters) << cpu.name;
+  EXPECT_GE(p.tileM * vectors, cpu.fmaUnits * cpu.fmaLatency) << cpu.name;
+  EXPECT_LT((p.tileM + p.tileN) * p.cacheK * 4, cpu.l1d.bytes) << cpu.name;
+  EXPECT_LT((p.cacheM + p.cacheN) * p.cacheK * 4, cpu.l2.bytes) << cpu.name;
+}
+
+TEST(MatmulModel, EveryKnownCPUFits) {
+  ASSERT_EQ(knownCPUs().size(), std::size(kExpected));
+  for (const CPUDescription &cpu : knownCPUs())
+    expectFits(cpu);
+}
+
+TEST(MatmulModel, HostFits) {
+  CPUDescription host = hostCPU();
+  EXPECT_FALSE(host.name.empty());
+  EXPECT_TRUE(host.vectorBits == 128 || host.vectorBits == 256 ||
+              host.vectorBits == 512);
+  EXPECT_GT(host.l1d.sets(), 0);
+  EXPECT_GT(host.l2.sets(), 0);
+  expectFits(host);
+}
+
+TEST(MatmulModel, SSEOnlyCPU) {
+  // No AVX: 4-lane vectors, 16 registers.
+  CPUDescription sse{"x86-64", 128, 16, 2, 4, {32 * 1024, 8}, {256 * 1024, 4}};
+  MatmulParameters p = chooseMatmulParameters(sse);
+  EXPECT_EQ(p.tileN, 8);
+  EXPECT_EQ(p.tileM, 6);
+  expectFits(sse);
+}
+
+TEST(MatmulModel, UnknownNames) {
+  EXPECT_FALSE(describeCPU("pentium-pro-max").has_value());
+  EXPECT_TRUE(describeCPU("host").has_value());
+  EXPECT_NE(describableCPUNames().find("znver5"), std::string::npos);
+}
+
+} // namespace
