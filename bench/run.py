@@ -7,8 +7,9 @@
    raw C ABI, against the same algebra in NumPy and PyTorch;
 2. the realistic forward (T=128, H=12, Dh=64, D=768, V=32000; 6.95 GFLOP)
    on 1 and 2 threads: Kina, NumPy, PyTorch, with the BLAS they ran;
-3. sgemm GFLOP/s at 256^3 ... 2048^3, 128x768x768 and 128x768x32000, as a
-   share of the machine's peak;
+3. sgemm GFLOP/s at 256^3 ... 2048^3, 128x768x768, and the model's
+   lm_head shape 128x768x32000 and decode steps 1x768x32000 and
+   8x768x32000 (1 and 2 threads), as a share of the machine's peak;
 4. N devices: the realistic forward with lm_head split 2 ways on the
    threaded simulator (2 devices) and under `mpirun -n 2`, one thread per
    device, against one device on one thread, with the bytes moved and the
@@ -46,8 +47,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PEAK_GFLOPS = {}
 REALISTIC = dict(T=128, H=12, DH=64, D=768, V=32000)
 REALISTIC_GFLOP = 6.95
+# --quick leaves out the sgemms above this many multiply-adds (2048^3).
+QUICK_SGEMM_LIMIT = 4 * 1024 ** 3
 SGEMM = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
-         (2048, 2048, 2048), (128, 768, 768), (128, 768, 32000)]
+         (2048, 2048, 2048), (128, 768, 768), (128, 768, 32000),
+         (1, 768, 32000), (8, 768, 32000)]
 # The clang of the pinned LLVM (LLVM_VERSION), for the C drivers.
 CLANG = "clang-" + (ROOT / "LLVM_VERSION").read_text().strip()
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -391,20 +395,24 @@ def main():
         print("    NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
         print("    PyTorch: %s" % "; ".join(torch_["blas"]))
 
-    print("\n== 3. sgemm, 1 thread (peak %.0f GFLOP/s)" % PEAK_GFLOPS[1])
+    print("\n== 3. sgemm (peak %.0f GFLOP/s per core)" % PEAK_GFLOPS[1])
     for m, k, n in SGEMM:
-        if args.quick and m * k * n > 1024 ** 3:
+        if args.quick and m * k * n > QUICK_SGEMM_LIMIT:
             continue
-        gflop = 2 * m * k * n / 1e9
-        kina = spawn("sgemm-kina", 1, r, shape=[m, k, n])
-        numpy_ = spawn("sgemm-numpy", 1, r, shape=[m, k, n])
-        print("  %5dx%-5dx%-6d kina %7.1f GFLOP/s (%4.1f%%)   NumPy %7.1f "
-              "GFLOP/s (%4.1f%%)   %.2fx" % (
-                  m, k, n, gflop / kina["seconds"],
-                  share(gflop / kina["seconds"], PEAK_GFLOPS[1]),
-                  gflop / numpy_["seconds"],
-                  share(gflop / numpy_["seconds"], PEAK_GFLOPS[1]),
-                  numpy_["seconds"] / kina["seconds"]))
+        # The model's shapes (lm_head, decode steps) on both thread counts.
+        for threads in (1, 2) if n == REALISTIC["V"] else (1,):
+            gflop = 2 * m * k * n / 1e9
+            kina = spawn("sgemm-kina", threads, r, shape=[m, k, n])
+            numpy_ = spawn("sgemm-numpy", threads, r, shape=[m, k, n])
+            peak = PEAK_GFLOPS[threads]
+            print("  %5dx%-5dx%-6d %d thread%s  kina %7.1f GFLOP/s (%4.1f%%)"
+                  "   NumPy %7.1f GFLOP/s (%4.1f%%)   %.2fx" % (
+                      m, k, n, threads, "s" if threads > 1 else " ",
+                      gflop / kina["seconds"],
+                      share(gflop / kina["seconds"], peak),
+                      gflop / numpy_["seconds"],
+                      share(gflop / numpy_["seconds"], peak),
+                      numpy_["seconds"] / kina["seconds"]))
     print("  NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
 
     print("\n== 4. N devices: the realistic forward with lm_head split 2 ways "

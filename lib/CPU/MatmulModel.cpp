@@ -60,5 +60,7 @@ MatmulParameters kina::chooseMatmulParameters(const CPUDescription &cpu) {
       p.tileN, halfWays * l2WayBytes / (p.cacheK * kFloatBytes));
   p.cacheM = std::max<int64_t>(
       p.tileM, halfWays * std::max<int64_t>(1, l2WayBytes / kPageBytes));
+  // Packing B pays when a second register tile of rows reads the strip.
+  p.streamRows = p.tileM;
   return p;
 }

@@ -52,6 +52,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   matmul.cacheM = model.cacheM;
   matmul.cacheN = model.cacheN;
   matmul.cacheK = model.cacheK;
+  matmul.streamRows = model.streamRows;
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
   pm.addNestedPass<func::FuncOp>(createTileMatmulsPass(matmul));
   pm.addNestedPass<func::FuncOp>(createSplitParallelOpsPass());

@@ -35,6 +35,8 @@ static constexpr int64_t kMinPanelWidth = 64;
 // (AVX-512: 32 registers); columns a whole number of 8- or 16-lane vectors.
 static constexpr int64_t kMaxTileM = 16;
 static constexpr int64_t kVectorColumns = 32;
+// Rows of B a streamed (unpacked) matmul reads per step of K.
+static constexpr int64_t kStreamRows = 8;
 
 /// The cache tile of a dimension of `size`: the largest `unit` x 2^j that
 /// divides it and is at most `bound` (the options, from the CPU's caches),
@@ -59,6 +61,17 @@ static scf::SCFTilingOptions tilingOptions(MLIRContext *ctx,
   if (!interchange.empty())
     options.setInterchange(interchange);
   return options;
+}
+
+/// The column panels of a streamed matmul: as wide as still gives
+/// kMinPanels of them (a multiple of `unit` that divides `size`), else the
+/// whole width: B's rows are read in runs of a panel.
+static int64_t widestPanel(int64_t size, int64_t unit) {
+  for (int64_t width = size / kMinPanels / unit * unit; width >= unit;
+       width -= unit)
+    if (size % width == 0)
+      return width;
+  return size;
 }
 
 /// Tiles `op`; returns the tiled op and the loops, outermost first.
@@ -143,14 +156,9 @@ static void readFromStrips(RewriterBase &rewriter, linalg::MatmulOp strip,
   rewriter.modifyOpInPlace(strip, [&] { strip->setOperand(1, slice); });
 }
 
-/// Tiles `strip` (M x K x tileN) into height x tileN register tiles, one
-/// step of K each, vectorized.
-static LogicalResult vectorizeRegisterTiles(RewriterBase &rewriter,
-                                            Operation *strip, int64_t height) {
-  auto registers = tile(rewriter, strip, {height, 0, 1}, {});
-  if (failed(registers))
-    return failure();
-  Operation *tileOp = registers->tiledOps.front();
+/// Vectorizes one register tile (a matmul small enough for the registers)
+/// to a `vector.contract`, which the pass lowers to FMAs.
+static LogicalResult vectorizeTile(RewriterBase &rewriter, Operation *tileOp) {
   rewriter.setInsertionPoint(tileOp);
   // A named contraction lowers to FMAs (mulf + addf would not fuse).
   FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
@@ -163,6 +171,16 @@ static LogicalResult vectorizeRegisterTiles(RewriterBase &rewriter,
     return failure();
   rewriter.replaceOp(tileOp, vectorized->replacements);
   return success();
+}
+
+/// Tiles `strip` (M x K x tileN) into height x tileN register tiles, one
+/// step of K each, vectorized.
+static LogicalResult vectorizeRegisterTiles(RewriterBase &rewriter,
+                                            Operation *strip, int64_t height) {
+  auto registers = tile(rewriter, strip, {height, 0, 1}, {});
+  if (failed(registers))
+    return failure();
+  return vectorizeTile(rewriter, registers->tiledOps.front());
 }
 
 /// The N tiles of `op` as an scf.forall, with the producer of the result's
@@ -234,6 +252,63 @@ struct TileMatmulsPass
     return std::nullopt;
   }
 
+  /// Cache tiles visited N, K, M; per (N, K) tile B's block packed into
+  /// strips of tileN columns, which register tiles of tileM rows read.
+  LogicalResult tilePacked(RewriterBase &rewriter, Operation *panel,
+                           int64_t tileM0, int64_t tileN0, int64_t tileK0) {
+  auto cached = tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
+  if (failed(cached))
+    return failure();
+  Operation *block = cached->tiledOps.front();
+  auto rhs = block->getOperand(1).getDefiningOp<tensor::ExtractSliceOp>();
+  // Strips of tileN columns; the packed copy of B's block is made once
+  // per (N, K) cache tile, outside the M loop.
+  auto strips = tile(rewriter, block, {0, tileN, 0}, {});
+  if (failed(strips))
+    return failure();
+  auto strip = cast<linalg::MatmulOp>(strips->tiledOps.front());
+  if (rhs && !cached->loops.empty()) {
+    FailureOr<Value> packed =
+        packStrips(rewriter, rhs, cached->loops.back(), tileN);
+    if (succeeded(packed))
+      readFromStrips(
+          rewriter, strip, *packed,
+          cast<scf::ForOp>(strips->loops.front()).getInductionVar(), tileN);
+  }
+  // Register tiles of tileM rows; the rows the tile does not divide
+  // form one shorter tile.
+  int64_t rows =
+      cast<RankedTensorType>(strip.getResult(0).getType()).getDimSize(0);
+  SmallVector<std::pair<Operation *, int64_t>, 2> parts = {
+      {strip, std::min(tileM.getValue(), rows)}};
+  if (rows > tileM && rows % tileM) {
+    auto [main, rest] = linalg::splitOp(
+        rewriter, cast<TilingInterface>(strip.getOperation()), 0,
+        rewriter.getIndexAttr(rows / tileM * tileM));
+    parts = {{main, tileM}, {rest, rows % tileM}};
+  }
+  for (auto [part, height] : parts)
+    if (failed(vectorizeRegisterTiles(rewriter, part, height)))
+      return failure();
+    return success();
+  }
+
+  /// At most streamRows rows: a packed strip would be read by one register
+  /// tile only, so packing would copy B for nothing. B is read in place,
+  /// kStreamRows rows of it per step, each across the whole panel (long
+  /// runs the prefetchers follow across pages), into C's rows of the panel.
+  LogicalResult tileStreamed(RewriterBase &rewriter, Operation *panel,
+                             int64_t k) {
+    auto steps =
+        tile(rewriter, panel, {0, 0, cacheTile(k, kStreamRows)}, {});
+    if (failed(steps))
+      return failure();
+    auto strips = tile(rewriter, steps->tiledOps.front(), {0, tileN, 0}, {});
+    if (failed(strips))
+      return failure();
+    return vectorizeTile(rewriter, strips->tiledOps.front());
+  }
+
   void runOnOperation() override {
     if (!optionsAreValid())
       return;
@@ -272,6 +347,9 @@ struct TileMatmulsPass
       int64_t tileN0 = cacheTile(n, cacheN, tileN);
       int64_t tileK0 = cacheTile(k, cacheK);
       Operation *panel = op;
+      bool streamed = m <= streamRows;
+      if (streamed)
+        tileN0 = widestPanel(n, tileN);
       if (m * n * k >= parallelThreshold && n / tileN0 > 1) {
         while (n / tileN0 < kMinPanels && tileN0 > kMinPanelWidth &&
                n % (tileN0 / 2) == 0)
@@ -282,40 +360,9 @@ struct TileMatmulsPass
         panel = *split;
         tileN0 = 0;
       }
-      auto cached = tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
-      if (failed(cached))
+      if (failed(streamed ? tileStreamed(rewriter, panel, k)
+                     : tilePacked(rewriter, panel, tileM0, tileN0, tileK0)))
         return signalPassFailure();
-      Operation *block = cached->tiledOps.front();
-      auto rhs = block->getOperand(1).getDefiningOp<tensor::ExtractSliceOp>();
-      // Strips of tileN columns; the packed copy of B's block is made once
-      // per (N, K) cache tile, outside the M loop.
-      auto strips = tile(rewriter, block, {0, tileN, 0}, {});
-      if (failed(strips))
-        return signalPassFailure();
-      auto strip = cast<linalg::MatmulOp>(strips->tiledOps.front());
-      if (rhs && !cached->loops.empty()) {
-        FailureOr<Value> packed =
-            packStrips(rewriter, rhs, cached->loops.back(), tileN);
-        if (succeeded(packed))
-          readFromStrips(
-              rewriter, strip, *packed,
-              cast<scf::ForOp>(strips->loops.front()).getInductionVar(), tileN);
-      }
-      // Register tiles of tileM rows; the rows the tile does not divide
-      // form one shorter tile.
-      int64_t rows =
-          cast<RankedTensorType>(strip.getResult(0).getType()).getDimSize(0);
-      SmallVector<std::pair<Operation *, int64_t>, 2> parts = {
-          {strip, std::min(tileM.getValue(), rows)}};
-      if (rows > tileM && rows % tileM) {
-        auto [main, rest] = linalg::splitOp(
-            rewriter, cast<TilingInterface>(strip.getOperation()), 0,
-            rewriter.getIndexAttr(rows / tileM * tileM));
-        parts = {{main, tileM}, {rest, rows % tileM}};
-      }
-      for (auto [part, height] : parts)
-        if (failed(vectorizeRegisterTiles(rewriter, part, height)))
-          return signalPassFailure();
     }
     // vector.contract of the register tile as outer products; transfers
     // with permutation maps as plain ones.

@@ -127,3 +127,25 @@ func.func @cache_tiles(%a: tensor<48x96xf32>, %b: tensor<96x192xf32>, %c: tensor
   %0 = linalg.matmul ins(%a, %b : tensor<48x96xf32>, tensor<96x192xf32>) outs(%c : tensor<48x192xf32>) -> tensor<48x192xf32>
   return %0 : tensor<48x192xf32>
 }
+
+// -----
+
+// At most tile-m rows (a decode step): no packed copy of B, which only one
+// register tile would read. Steps of 8 rows of B, read in place across the
+// whole width, strip by strip, into C's 4 x 32 tile: 8 x 4 FMAs per strip.
+// CHECK-LABEL: func.func @streamed
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<4x16xf32>, %[[B:[^:]*]]: tensor<16x64xf32>
+// CHECK-NOT: tensor.empty
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[C8:[^ ]*]]
+// CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[B]][%[[K]], 0] [8, 64]
+// CHECK: scf.for %[[COL:.*]] = %{{.*}} to %{{.*}} step %[[C32:[^ ]*]]
+// CHECK: tensor.extract_slice %[[ROWS]][0, %[[COL]]] [8, 32]
+// CHECK: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
+// CHECK-COUNT-32: vector.fma {{.*}} : vector<32xf32>
+// CHECK-NOT: vector.fma
+// CHECK: vector.transfer_write {{.*}} : vector<4x32xf32>, tensor<4x32xf32>
+// CHECK-NOT: linalg.matmul
+func.func @streamed(%a: tensor<4x16xf32>, %b: tensor<16x64xf32>, %c: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x64xf32>) outs(%c : tensor<4x64xf32>) -> tensor<4x64xf32>
+  return %0 : tensor<4x64xf32>
+}

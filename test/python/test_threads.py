@@ -52,6 +52,35 @@ def test_results_are_bit_identical_on_any_thread_count(proj, operands,
                                rtol=1e-4, atol=1e-4)
 
 
+# Decode-step shapes (rows up to one register tile): B is read in place,
+# not packed, in column panels shared out to the threads like the others.
+DECODE = """
+fn one_row(x: Tensor[F32, [1, 2048], @host], w: Tensor[F32, [2048, 4096], @host]) -> Tensor[F32, [1, 4096], @host] {
+  return x @ w
+}
+fn five_rows(x: Tensor[F32, [5, 768], @host], w: Tensor[F32, [768, 2080], @host]) -> Tensor[F32, [5, 2080], @host] {
+  return x @ w
+}
+"""
+
+
+@pytest.mark.parametrize("name,m,k,n", [("one_row", 1, 2048, 4096),
+                                        ("five_rows", 5, 768, 2080)])
+def test_decode_step_matmuls_on_any_thread_count(name, m, k, n):
+    module = kina.compile(DECODE)
+    assert "@%s_parallel_task" % name in module.ir("llvm")
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((k, n)).astype(np.float32)
+    module.num_threads = 1
+    serial = getattr(module, name)(x, w)
+    np.testing.assert_allclose(serial, x.astype(np.float64) @ w,
+                               rtol=1e-4, atol=1e-3)
+    for threads in (2, 3):
+        module.num_threads = threads
+        np.testing.assert_array_equal(getattr(module, name)(x, w), serial)
+
+
 def test_num_threads_validation(proj):
     with pytest.raises(TypeError, match="num_threads"):
         proj.num_threads = 2.5

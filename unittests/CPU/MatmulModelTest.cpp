@@ -45,6 +45,8 @@ TEST_P(KnownCPU, ParametersFromItsFigures) {
   EXPECT_EQ(got.cacheK, want.cacheK);
   EXPECT_EQ(got.cacheM, want.cacheM);
   EXPECT_EQ(got.cacheN, want.cacheN);
+  // Decode-step shapes (one register tile of rows) skip packing B.
+  EXPECT_EQ(got.streamRows, want.tileM);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -21,6 +21,9 @@ struct MatmulParameters {
   /// in L1 (cacheK); cacheM rows of A's K block and a K x cacheN block of
   /// packed B share L2.
   int64_t cacheM = 0, cacheN = 0, cacheK = 0;
+  /// Matmuls of at most this many rows read B in place: a packed strip
+  /// would be read by a single register tile.
+  int64_t streamRows = 0;
 };
 
 MatmulParameters chooseMatmulParameters(const CPUDescription &cpu);

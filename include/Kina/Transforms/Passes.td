@@ -94,7 +94,10 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
     contiguous floats; each strip feeds register tiles of `tile-m` x
     `tile-n` (the rows `tile-m` does not divide form one shorter tile) with
     one step of K, vectorized to `vector.contract` and lowered as outer
-    products (FMAs). Other matmuls keep their loops.
+    products (FMAs). Matmuls of at most `stream-rows` rows (a decode step)
+    skip the packing, which no second register tile would reuse: per N
+    cache tile, 8 rows of B at a time are read in place, strip by strip,
+    into a `M x tile-n` tile of C. Other matmuls keep their loops.
     Run `loop-invariant-subset-hoisting` after it, so that the accumulator
     tile is carried through the K loop in registers. Kina's pipeline sets
     the tile options from the target CPU (`kina::chooseMatmulParameters`);
@@ -117,6 +120,8 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
            "largest cache tile of N (columns of B's packed block in L2)">,
     Option<"cacheK", "cache-k", "int64_t", /*default=*/"256",
            "largest cache tile of K (rows of a packed strip of B in L1)">,
+    Option<"streamRows", "stream-rows", "int64_t", /*default=*/"8",
+           "matmuls of at most this many rows read B in place, unpacked">,
     Option<"parallelThreshold", "parallel-threshold", "int64_t",
            /*default=*/"4194304",
            "M*N*K from which the N cache tiles become an scf.forall">,
