@@ -12,7 +12,9 @@ over ranks), `seconds` (rank 0's median run) and `compute_seconds` (each
 rank's median time outside collectives). N must be the mesh's device count.
 
 Options: --threads T (threads per rank, default 1), --repeat K (run K
-times, report the median time of a run in `seconds`).
+times, report the median time of a run in `seconds`), --warmup W (W runs
+before those, not measured: the first runs fault in the temporaries and
+results).
 
 A rank that fails (bad input, a gather id out of range, a collective
 error) says why on stderr and the whole job exits non-zero; no rank is
@@ -114,9 +116,12 @@ def main(argv=None):
     parser.add_argument("output")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=0)
     args = parser.parse_args(argv)
     if args.threads < 1 or args.repeat < 1:
         parser.error("--threads and --repeat must be >= 1")
+    if args.warmup < 0:
+        parser.error("--warmup must be >= 0")
     backend = _Backend(args.threads)
     try:
         return _run(args, backend)
@@ -141,14 +146,20 @@ def _run(args, backend):
         return 1
     module, function, local = prepared
     times, computing = [], []
-    for _ in range(args.repeat):
+    moved_before = seconds_before = 0
+    for run in range(args.warmup + args.repeat):
+        if run == args.warmup:
+            moved_before = backend.lib.kina_mpi_bytes_moved()
+            seconds_before = backend.lib.kina_mpi_collective_seconds()
         start = time.perf_counter()
         waited = backend.lib.kina_mpi_collective_seconds()
         result, status = module._library.run_device(
             function.index, backend.device, local)
-        times.append(time.perf_counter() - start)
-        computing.append(times[-1] - (backend.lib.kina_mpi_collective_seconds()
-                                      - waited))
+        elapsed = time.perf_counter() - start
+        if run >= args.warmup:
+            times.append(elapsed)
+            computing.append(elapsed - (
+                backend.lib.kina_mpi_collective_seconds() - waited))
         if status != 0:
             if rank == 0:
                 _say(rank, "%s: %s (status %d on every rank)" % (
@@ -157,10 +168,10 @@ def _run(args, backend):
             backend.lib.kina_mpi_close()
             return 1
     blocks = backend.allgather(result)
-    moved = backend.allgather(
-        np.array([backend.lib.kina_mpi_bytes_moved()], dtype=np.int64))
-    seconds = backend.allgather(
-        np.array([backend.lib.kina_mpi_collective_seconds()]))
+    moved = backend.allgather(np.array(
+        [backend.lib.kina_mpi_bytes_moved() - moved_before], dtype=np.int64))
+    seconds = backend.allgather(np.array(
+        [backend.lib.kina_mpi_collective_seconds() - seconds_before]))
     compute = backend.allgather(np.array([np.median(computing)]))
     if rank == 0:
         outputs = {"result": function.result.assemble(list(blocks)),

@@ -115,6 +115,25 @@ def test_kina_source_runs_too(vocab, tmp_path):
             out["result"], module.storylm0_forward(*storylm0.arguments()))
 
 
+def test_warmup_runs_are_not_counted(vocab, tmp_path):
+    """--warmup W --repeat K: the figures are per measured run."""
+    module, directory = vocab
+    done = mpirun(2, directory / "model.so", "storylm0_forward",
+                  directory / "in.npz", tmp_path / "out.npz",
+                  "--warmup", "2", "--repeat", "3")
+    assert done.returncode == 0, done.stderr
+    simulated = module.simulate("storylm0_forward", *storylm0.arguments(),
+                                report=False)
+    with np.load(tmp_path / "out.npz") as out:
+        np.testing.assert_array_equal(out["result"], simulated.value)
+        assert int(out["bytes_moved"]) == simulated.bytes_moved
+        assert out["compute_seconds"].shape == (2,)
+    bad = mpirun(2, directory / "model.so", "storylm0_forward",
+                 directory / "in.npz", tmp_path / "bad.npz", "--warmup", "-1")
+    assert bad.returncode != 0
+    assert "--warmup must be >= 0" in bad.stderr
+
+
 def test_wrong_rank_count_fails_on_every_rank(vocab, tmp_path):
     _, directory = vocab
     done = mpirun(3, directory / "model.so", "storylm0_forward",
