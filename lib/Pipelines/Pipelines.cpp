@@ -81,6 +81,9 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   pm.addNestedPass<func::FuncOp>(
       bufferization::createPromoteBuffersToStackPass(toStack));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Upstream frees at the end of the block; each temporary is freed after
+  // its last use instead, so the next one reuses memory still in cache.
+  pm.addNestedPass<func::FuncOp>(createFreeAfterLastUsePass());
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   // B's rows, a page apart, prefetched ahead of the loops that pack them:

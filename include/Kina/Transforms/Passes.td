@@ -131,6 +131,32 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FreeAfterLastUsePass
+    : Pass<"kina-free-after-last-use", "::mlir::func::FuncOp"> {
+  let summary = "Free each temporary right after its last use";
+  let description = [{
+    Upstream's ownership-based deallocation frees buffers at the end of the
+    block that allocates them, so a long function holds all of its
+    temporaries at once. Each `memref.dealloc` of a `memref.alloc` in the
+    same block moves to just after the last op of that block that uses the
+    buffer or a view of it (`ViewLikeOpInterface`, followed transitively;
+    uses nested in regions count as their ancestor op). A buffer one of
+    whose views reaches a terminator, an op producing a memref that is not
+    a view of it, or `memref.extract_aligned_pointer_as_index` (its address
+    as an integer, as the collectives' runtime calls take it) is left
+    alone.
+
+    ```mlir
+    %a = memref.alloc() : memref<64xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<64xf32>)
+    linalg.copy ins(%a : memref<64xf32>) outs(%out : memref<64xf32>)
+    memref.dealloc %a : memref<64xf32>   // moved here from the block's end
+    ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def PrefetchPackedRowsPass
     : Pass<"kina-prefetch-packed-rows", "::mlir::func::FuncOp"> {
   let summary = "Prefetch the rows of B that a matmul's packing loop reads next";

@@ -1,0 +1,72 @@
+// RUN: kina-opt %s --kina-free-after-last-use --split-input-file | FileCheck %s
+
+// Each temporary is freed after the last op that reads it or a view of it,
+// not at the end of the block: %b can then reuse %a's memory.
+// CHECK-LABEL: func.func @two_temporaries
+// CHECK: %[[A:.*]] = memref.alloc()
+// CHECK: linalg.fill {{.*}} outs(%[[A]]
+// CHECK: %[[VIEW:.*]] = memref.expand_shape %[[A]]
+// CHECK: linalg.copy ins(%[[VIEW]] {{.*}} outs(%[[MID:[^ ]*]]
+// CHECK-NEXT: memref.dealloc %[[A]]
+// CHECK: %[[B:.*]] = memref.alloc()
+// CHECK: scf.for
+// CHECK: linalg.copy ins(%[[B]]
+// CHECK: }
+// CHECK-NEXT: memref.dealloc %[[B]]
+// CHECK-NEXT: linalg.copy ins(%[[MID]]
+// CHECK-NEXT: return
+func.func @two_temporaries(%x: f32, %mid: memref<2x32xf32>, %out: memref<2x32xf32>) {
+  %a = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%x : f32) outs(%a : memref<64xf32>)
+  %view = memref.expand_shape %a [[0, 1]] output_shape [2, 32] : memref<64xf32> into memref<2x32xf32>
+  linalg.copy ins(%view : memref<2x32xf32>) outs(%mid : memref<2x32xf32>)
+  %b = memref.alloc() : memref<2x32xf32>
+  linalg.fill ins(%x : f32) outs(%b : memref<2x32xf32>)
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    linalg.copy ins(%b : memref<2x32xf32>) outs(%out : memref<2x32xf32>)
+  }
+  linalg.copy ins(%mid : memref<2x32xf32>) outs(%out : memref<2x32xf32>)
+  memref.dealloc %a : memref<64xf32>
+  memref.dealloc %b : memref<2x32xf32>
+  return
+}
+
+// -----
+
+// A view that leaves through a terminator: the dealloc stays.
+// CHECK-LABEL: func.func @escapes
+// CHECK: scf.yield
+// CHECK: memref.dealloc
+// CHECK-NEXT: return
+func.func @escapes(%x: f32, %p: i1, %out: memref<64xf32>) {
+  %a = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%x : f32) outs(%a : memref<64xf32>)
+  %r = scf.if %p -> memref<64xf32> {
+    scf.yield %a : memref<64xf32>
+  } else {
+    scf.yield %out : memref<64xf32>
+  }
+  linalg.copy ins(%r : memref<64xf32>) outs(%out : memref<64xf32>)
+  memref.dealloc %a : memref<64xf32>
+  return
+}
+
+// -----
+
+// Its address as an integer (a collective's runtime call): it may be used
+// through that integer later, so the dealloc stays.
+// CHECK-LABEL: func.func @address_taken
+// CHECK: call @use_address
+// CHECK-NEXT: memref.dealloc
+func.func private @use_address(index)
+func.func @address_taken(%x: f32) {
+  %a = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%x : f32) outs(%a : memref<64xf32>)
+  %p = memref.extract_aligned_pointer_as_index %a : memref<64xf32> -> index
+  call @use_address(%p) : (index) -> ()
+  memref.dealloc %a : memref<64xf32>
+  return
+}
