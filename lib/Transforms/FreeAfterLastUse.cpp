@@ -14,6 +14,8 @@
 
 #include "Kina/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -24,10 +26,41 @@ namespace mlir::kina {
 
 using namespace mlir;
 
+/// Moves `last` to the ancestor of `user` in `block` if that one is later;
+/// false if `user` is not in `block`.
+static bool later(Block *block, Operation *user, Operation *&last) {
+  Operation *inBlock = block->findAncestorOpInBlock(*user);
+  if (!inBlock)
+    return false;
+  if (last->isBeforeInBlock(inBlock))
+    last = inBlock;
+  return true;
+}
+
+/// The calls that receive `address` (through integer casts), or nothing if
+/// it goes anywhere else, where it might outlive them.
+static std::optional<SmallVector<Operation *>>
+addressUsers(memref::ExtractAlignedPointerAsIndexOp address) {
+  SmallVector<Operation *> calls;
+  SmallVector<Value> values = {address.getResult()};
+  while (!values.empty()) {
+    Value value = values.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (isa<arith::IndexCastOp>(user))
+        values.push_back(user->getResult(0));
+      else if (isa<func::CallOp>(user))
+        calls.push_back(user);
+      else
+        return std::nullopt;
+    }
+  }
+  return calls;
+}
+
 /// The last op of `block` that uses `buffer` or a view of it (directly or
 /// in its regions), other than `dealloc`; nothing when a view of it leaves
 /// by a way this pass cannot follow (a result that is not a view of it,
-/// a terminator, its address as an integer).
+/// a terminator, its address anywhere but into calls).
 static std::optional<Operation *> lastUse(Value buffer, Block *block,
                                           Operation *dealloc) {
   SmallVector<Value> aliases = {buffer};
@@ -40,19 +73,23 @@ static std::optional<Operation *> lastUse(Value buffer, Block *block,
       if (auto view = dyn_cast<ViewLikeOpInterface>(user);
           view && view.getViewSource() == alias) {
         aliases.append(user->result_begin(), user->result_end());
+      } else if (auto address =
+                     dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user)) {
+        // The collectives' runtime calls take the address as an integer;
+        // they use it during the call only.
+        std::optional<SmallVector<Operation *>> calls = addressUsers(address);
+        if (!calls)
+          return std::nullopt;
+        for (Operation *call : *calls)
+          if (!later(block, call, last))
+            return std::nullopt;
       } else if (user->hasTrait<OpTrait::IsTerminator>() ||
-                 isa<memref::ExtractAlignedPointerAsIndexOp>(user) ||
                  llvm::any_of(user->getResultTypes(),
                               llvm::IsaPred<BaseMemRefType>)) {
-        // Left by a way not followed here: the terminator's parent, or an
-        // address (the collectives' runtime calls take integers).
-        return std::nullopt;
+        return std::nullopt; // the terminator's parent, or an unknown alias
       }
-      Operation *inBlock = block->findAncestorOpInBlock(*user);
-      if (!inBlock)
+      if (!later(block, user, last))
         return std::nullopt;
-      if (last->isBeforeInBlock(inBlock))
-        last = inBlock;
     }
   }
   return last;

@@ -56,17 +56,40 @@ func.func @escapes(%x: f32, %p: i1, %out: memref<64xf32>) {
 
 // -----
 
-// Its address as an integer (a collective's runtime call): it may be used
-// through that integer later, so the dealloc stays.
-// CHECK-LABEL: func.func @address_taken
-// CHECK: call @use_address
+// Its address as an integer, into a runtime call (a collective's): the
+// call is its last use.
+// CHECK-LABEL: func.func @address_into_a_call
+// CHECK: %[[I:.*]] = arith.index_cast
+// CHECK-NEXT: call @use_address(%[[I]])
 // CHECK-NEXT: memref.dealloc
-func.func private @use_address(index)
-func.func @address_taken(%x: f32) {
+// CHECK: call @use_address
+func.func private @use_address(i64)
+func.func @address_into_a_call(%x: f32) {
   %a = memref.alloc() : memref<64xf32>
   linalg.fill ins(%x : f32) outs(%a : memref<64xf32>)
   %p = memref.extract_aligned_pointer_as_index %a : memref<64xf32> -> index
-  call @use_address(%p) : (index) -> ()
+  %i = arith.index_cast %p : index to i64
+  call @use_address(%i) : (i64) -> ()
+  %c = arith.constant 0 : i64
+  call @use_address(%c) : (i64) -> ()
+  memref.dealloc %a : memref<64xf32>
+  return
+}
+
+// -----
+
+// Its address anywhere else (here stored): the dealloc stays at the end.
+// CHECK-LABEL: func.func @address_stored
+// CHECK: memref.store
+// CHECK: call @use_nothing
+// CHECK-NEXT: memref.dealloc
+func.func private @use_nothing()
+func.func @address_stored(%x: f32, %slot: memref<index>) {
+  %a = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%x : f32) outs(%a : memref<64xf32>)
+  %p = memref.extract_aligned_pointer_as_index %a : memref<64xf32> -> index
+  memref.store %p, %slot[] : memref<index>
+  call @use_nothing() : () -> ()
   memref.dealloc %a : memref<64xf32>
   return
 }

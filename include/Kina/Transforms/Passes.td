@@ -140,11 +140,13 @@ def FreeAfterLastUsePass
     temporaries at once. Each `memref.dealloc` of a `memref.alloc` in the
     same block moves to just after the last op of that block that uses the
     buffer or a view of it (`ViewLikeOpInterface`, followed transitively;
-    uses nested in regions count as their ancestor op). A buffer one of
-    whose views reaches a terminator, an op producing a memref that is not
-    a view of it, or `memref.extract_aligned_pointer_as_index` (its address
-    as an integer, as the collectives' runtime calls take it) is left
-    alone.
+    uses nested in regions count as their ancestor op; its address taken
+    by `memref.extract_aligned_pointer_as_index` counts as used by the
+    `func.call`s it reaches through `arith.index_cast`, as the collectives'
+    runtime calls take it, which use it during the call only). A buffer one
+    of whose views reaches a terminator, an op producing a memref that is
+    not a view of it, or whose address goes anywhere but into calls, is
+    left alone.
 
     ```mlir
     %a = memref.alloc() : memref<64xf32>
