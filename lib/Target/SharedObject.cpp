@@ -331,6 +331,13 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   std::string codegenStage =
       "generating code for the " + (host ? "host CPU" : "CPU " + cpu->name);
   StageScope stage(context, codegenStage);
+  // The per-device arguments' global types (`kina.global`) are in the
+  // signature already; LLVM IR has no place for them (it would warn).
+  module->walk([&](LLVM::LLVMFuncOp fn) {
+    StringAttr global = StringAttr::get(context, "kina.global");
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+      fn.removeArgAttr(i, global);
+  });
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
   llvm::LLVMContext llvmContext;
