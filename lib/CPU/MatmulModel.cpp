@@ -23,20 +23,17 @@ static constexpr int64_t kTileVectors = 2;
 // next step's loads and broadcasts overlap this step's FMAs. On Zen 5
 // (16 in flight) 8 x 32 measured 1-6% faster than 12 x 32 and 14 x 32.
 static constexpr int64_t kAccumulatorsPerFMAInFlight = 2;
-// kina-tile-matmuls' limit on the register tile's rows.
-static constexpr int64_t kMaxTileM = 16;
 
 MatmulParameters kina::chooseMatmulParameters(const CPUDescription &cpu) {
   MatmulParameters p;
   p.tileN = kTileVectors * cpu.floatLanes();
   // Registers: the accumulators, B's vectors, one broadcast of A.
-  int64_t rowsThatFit =
-      (cpu.vectorRegisters - kTileVectors - 1) / kTileVectors;
+  int64_t rowsThatFit = (cpu.vectorRegisters - kTileVectors - 1) / kTileVectors;
   int64_t accumulators =
       kAccumulatorsPerFMAInFlight * cpu.fmaUnits * cpu.fmaLatency;
   int64_t rowsWanted = (accumulators + kTileVectors - 1) / kTileVectors;
-  p.tileM = std::clamp<int64_t>(std::min(rowsWanted, rowsThatFit), 1,
-                                kMaxTileM);
+  p.tileM =
+      std::clamp<int64_t>(std::min(rowsWanted, rowsThatFit), 1, kMaxTileRows);
 
   // L1 (one way for C and the rest): A's tileM x K micro-panel takes the
   // ways left to it by B's strip, tileN / tileM times larger; where that
@@ -56,8 +53,8 @@ MatmulParameters kina::chooseMatmulParameters(const CPUDescription &cpu) {
   // even then they fit the ways given to A.
   int64_t halfWays = std::max<int64_t>(1, (cpu.l2.ways - 1) / 2);
   int64_t l2WayBytes = cpu.l2.sets() * cpu.l2.lineBytes;
-  p.cacheN = std::max<int64_t>(
-      p.tileN, halfWays * l2WayBytes / (p.cacheK * kFloatBytes));
+  p.cacheN = std::max<int64_t>(p.tileN, halfWays * l2WayBytes /
+                                            (p.cacheK * kFloatBytes));
   p.cacheM = std::max<int64_t>(
       p.tileM, halfWays * std::max<int64_t>(1, l2WayBytes / kPageBytes));
   // Packing B pays when a second register tile of rows reads the strip.

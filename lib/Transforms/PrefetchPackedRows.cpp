@@ -1,4 +1,5 @@
-//===- PrefetchPackedRows.cpp - Prefetch the rows of B a packing loop reads ===//
+//===- PrefetchPackedRows.cpp - Prefetch the rows of B a packing loop reads
+//===//
 //
 // Packing a block of B reads its rows one after the other, each in a page
 // of its own (rows are N floats apart), a run too short for the hardware
@@ -29,7 +30,8 @@ static constexpr int64_t kCacheLineBytes = 64;
 namespace {
 struct PrefetchPackedRowsPass
     : mlir::kina::detail::CheckedOptions<
-          mlir::kina::impl::PrefetchPackedRowsPassBase<PrefetchPackedRowsPass>> {
+          mlir::kina::impl::PrefetchPackedRowsPassBase<
+              PrefetchPackedRowsPass>> {
   using CheckedOptions::CheckedOptions;
 
   std::optional<std::string> badOption() const override {
@@ -62,9 +64,9 @@ struct PrefetchPackedRowsPass
                     source.getType().getElementTypeBitWidth() / 8;
     int64_t perLine =
         kCacheLineBytes * 8 / source.getType().getElementTypeBitWidth();
-    Value ahead = arith::AddIOp::create(
-        b, loc, read.getIndices()[0],
-        arith::ConstantIndexOp::create(b, loc, distance));
+    Value ahead =
+        arith::AddIOp::create(b, loc, read.getIndices()[0],
+                              arith::ConstantIndexOp::create(b, loc, distance));
     for (int64_t line = 0; line * kCacheLineBytes < bytes; ++line) {
       Value column = read.getIndices()[1];
       if (line)

@@ -11,6 +11,8 @@
 
 #include "CheckedOptions.h"
 
+#include "Kina/CPU/MatmulModel.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -31,9 +33,8 @@ using namespace mlir;
 // 256), but no narrower than the smallest panel worth a thread.
 static constexpr int64_t kMinPanels = 8;
 static constexpr int64_t kMinPanelWidth = 64;
-// Register tiles: rows up to the accumulators the widest vector ISA holds
-// (AVX-512: 32 registers); columns a whole number of 8- or 16-lane vectors.
-static constexpr int64_t kMaxTileM = 16;
+// Register tiles: rows up to kina::kMaxTileRows; columns a whole number of
+// 8- or 16-lane vectors.
 static constexpr int64_t kVectorColumns = 32;
 // Rows of B a streamed (unpacked) matmul reads per step of K.
 static constexpr int64_t kStreamRows = 8;
@@ -238,9 +239,10 @@ struct TileMatmulsPass
 
   /// What is wrong with the options, if anything.
   std::optional<std::string> badOption() const override {
-    if (tileM < 1 || tileM > kMaxTileM)
-      return "option 'tile-m' must be in [1, " + std::to_string(kMaxTileM) +
-             "], got " + std::to_string(tileM);
+    if (tileM < 1 || tileM > ::kina::kMaxTileRows)
+      return "option 'tile-m' must be in [1, " +
+             std::to_string(::kina::kMaxTileRows) + "], got " +
+             std::to_string(tileM);
     if (tileN < 1 || (kVectorColumns % tileN && tileN % kVectorColumns))
       return "option 'tile-n' must divide or be a multiple of " +
              std::to_string(kVectorColumns) + ", got " + std::to_string(tileN);
@@ -261,40 +263,40 @@ struct TileMatmulsPass
   /// strips of tileN columns, which register tiles of tileM rows read.
   LogicalResult tilePacked(RewriterBase &rewriter, Operation *panel,
                            int64_t tileM0, int64_t tileN0, int64_t tileK0) {
-  auto cached = tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
-  if (failed(cached))
-    return failure();
-  Operation *block = cached->tiledOps.front();
-  auto rhs = block->getOperand(1).getDefiningOp<tensor::ExtractSliceOp>();
-  // Strips of tileN columns; the packed copy of B's block is made once
-  // per (N, K) cache tile, outside the M loop.
-  auto strips = tile(rewriter, block, {0, tileN, 0}, {});
-  if (failed(strips))
-    return failure();
-  auto strip = cast<linalg::MatmulOp>(strips->tiledOps.front());
-  if (rhs && !cached->loops.empty()) {
-    FailureOr<Value> packed =
-        packStrips(rewriter, rhs, cached->loops.back(), tileN);
-    if (succeeded(packed))
-      readFromStrips(
-          rewriter, strip, *packed,
-          cast<scf::ForOp>(strips->loops.front()).getInductionVar(), tileN);
-  }
-  // Register tiles of tileM rows; the rows the tile does not divide
-  // form one shorter tile.
-  int64_t rows =
-      cast<RankedTensorType>(strip.getResult(0).getType()).getDimSize(0);
-  SmallVector<std::pair<Operation *, int64_t>, 2> parts = {
-      {strip, std::min(tileM.getValue(), rows)}};
-  if (rows > tileM && rows % tileM) {
-    auto [main, rest] = linalg::splitOp(
-        rewriter, cast<TilingInterface>(strip.getOperation()), 0,
-        rewriter.getIndexAttr(rows / tileM * tileM));
-    parts = {{main, tileM}, {rest, rows % tileM}};
-  }
-  for (auto [part, height] : parts)
-    if (failed(vectorizeRegisterTiles(rewriter, part, height)))
+    auto cached = tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
+    if (failed(cached))
       return failure();
+    Operation *block = cached->tiledOps.front();
+    auto rhs = block->getOperand(1).getDefiningOp<tensor::ExtractSliceOp>();
+    // Strips of tileN columns; the packed copy of B's block is made once
+    // per (N, K) cache tile, outside the M loop.
+    auto strips = tile(rewriter, block, {0, tileN, 0}, {});
+    if (failed(strips))
+      return failure();
+    auto strip = cast<linalg::MatmulOp>(strips->tiledOps.front());
+    if (rhs && !cached->loops.empty()) {
+      FailureOr<Value> packed =
+          packStrips(rewriter, rhs, cached->loops.back(), tileN);
+      if (succeeded(packed))
+        readFromStrips(
+            rewriter, strip, *packed,
+            cast<scf::ForOp>(strips->loops.front()).getInductionVar(), tileN);
+    }
+    // Register tiles of tileM rows; the rows the tile does not divide
+    // form one shorter tile.
+    int64_t rows =
+        cast<RankedTensorType>(strip.getResult(0).getType()).getDimSize(0);
+    SmallVector<std::pair<Operation *, int64_t>, 2> parts = {
+        {strip, std::min(tileM.getValue(), rows)}};
+    if (rows > tileM && rows % tileM) {
+      auto [main, rest] =
+          linalg::splitOp(rewriter, cast<TilingInterface>(strip.getOperation()),
+                          0, rewriter.getIndexAttr(rows / tileM * tileM));
+      parts = {{main, tileM}, {rest, rows % tileM}};
+    }
+    for (auto [part, height] : parts)
+      if (failed(vectorizeRegisterTiles(rewriter, part, height)))
+        return failure();
     return success();
   }
 
@@ -304,8 +306,7 @@ struct TileMatmulsPass
   /// runs the prefetchers follow across pages), into C's rows of the panel.
   LogicalResult tileStreamed(RewriterBase &rewriter, Operation *panel,
                              int64_t k) {
-    auto steps =
-        tile(rewriter, panel, {0, 0, cacheTile(k, kStreamRows)}, {});
+    auto steps = tile(rewriter, panel, {0, 0, cacheTile(k, kStreamRows)}, {});
     if (failed(steps))
       return failure();
     auto strips = tile(rewriter, steps->tiledOps.front(), {0, tileN, 0}, {});
@@ -365,7 +366,8 @@ struct TileMatmulsPass
         panel = *split;
         tileN0 = 0;
       }
-      if (failed(streamed ? tileStreamed(rewriter, panel, k)
+      if (failed(streamed
+                     ? tileStreamed(rewriter, panel, k)
                      : tilePacked(rewriter, panel, tileM0, tileN0, tileK0)))
         return signalPassFailure();
     }

@@ -49,15 +49,14 @@ TEST_P(KnownCPU, ParametersFromItsFigures) {
   EXPECT_EQ(got.streamRows, want.tileM);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, KnownCPU, ::testing::ValuesIn(kExpected),
-    [](const ::testing::TestParamInfo<Expected> &info) {
-      std::string name = info.param.cpu;
-      for (char &c : name)
-        if (!isalnum(static_cast<unsigned char>(c)))
-          c = '_';
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Table, KnownCPU, ::testing::ValuesIn(kExpected),
+                         [](const ::testing::TestParamInfo<Expected> &info) {
+                           std::string name = info.param.cpu;
+                           for (char &c : name)
+                             if (!isalnum(static_cast<unsigned char>(c)))
+                               c = '_';
+                           return name;
+                         });
 
 /// What every choice must satisfy, whatever the CPU: the register tile fits
 /// the registers (accumulators, B's vectors, one broadcast), B's strip fits

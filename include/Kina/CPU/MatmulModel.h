@@ -14,6 +14,10 @@
 
 namespace kina {
 
+/// The most rows a register tile may have (kina-tile-matmuls' limit): the
+/// accumulators of 16 rows of two vectors fill AVX-512's 32 registers.
+inline constexpr int64_t kMaxTileRows = 16;
+
 struct MatmulParameters {
   /// Register tile: rows (broadcast elements of A) x columns (vectors of B).
   int64_t tileM = 0, tileN = 0;
