@@ -21,11 +21,14 @@
    with lm_head split 2 ways).
 
 Every figure is the median of --repeats runs, with their range; ratios
-are taken within one run. Each measurement runs in its own process, so
-that thread counts are fixed before NumPy or PyTorch load. The baselines'
-processes run without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (which the
-machine may set for older OpenBLAS builds), so that OpenBLAS picks its best
-kernel for this CPU; the kernel each ran is printed. The peak is measured
+are taken within one run. The runs compared in a ratio are measured in
+turns (a process of each, 3 calls, --repeats rounds), so that a shared
+host whose speed drifts slows them alike. Each measurement runs in its
+own process, so that thread counts are fixed before NumPy or PyTorch
+load. The baselines' processes run without OPENBLAS_CORETYPE and
+OPENBLAS_L2_SIZE (which the machine may set for older OpenBLAS builds), so
+that OpenBLAS picks its best kernel for this CPU; the kernel each ran is
+printed. The peak is measured
 on the widest FMAs the CPU has, and a share of it above 100% stops the
 benchmark: it would mean the probe is wrong.
 Needs a build (bash scripts/setup.sh). Not a test: it asserts nothing.
@@ -60,6 +63,8 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 # Unset in the baselines' own processes only.
 OPENBLAS_PINS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 BASELINES = ("numpy", "torch")
+# Calls timed per process when runs are measured in turns (interleaved).
+CALLS_PER_ROUND = 3
 # Untimed runs on each rank first: the first two fault in the temporaries
 # and the result arrays (measured: with none, the median of 3 runs was 2.2x
 # the steady state).
@@ -80,7 +85,7 @@ def timing(fn, repeats, inner=1, **extra):
             fn()
         samples.append((time.perf_counter() - start) / inner)
     return dict(seconds=statistics.median(samples), low=min(samples),
-                high=max(samples), **extra)
+                high=max(samples), samples=samples, **extra)
 
 
 def realistic_arguments():
@@ -228,6 +233,24 @@ def spawn(what, threads=1, repeats=5, **extra):
                           json.dumps(spec)], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def interleaved(runs, threads, repeats):
+    """Each of `runs` ((what, extra) pairs) measured in turns: `repeats`
+    rounds, each starting one process per run that times 3 calls, so that
+    a host whose speed drifts (a shared machine) slows every run alike and
+    their ratios stay fair. Per run: the median and range of all its
+    calls, with the other fields of its last round."""
+    merged = [None] * len(runs)
+    for _ in range(repeats):
+        for i, (what, extra) in enumerate(runs):
+            result = spawn(what, threads, CALLS_PER_ROUND, **extra)
+            samples = (merged[i]["samples"] if merged[i] else []) + \
+                result["samples"]
+            merged[i] = dict(result, samples=samples,
+                             seconds=statistics.median(samples),
+                             low=min(samples), high=max(samples))
+    return merged
 
 
 def run_on_two_ranks(module, function, arrays, repeats):
@@ -382,9 +405,9 @@ def main():
           "(%.2f GFLOP)" % REALISTIC_GFLOP)
     source = gen_realistic()
     for threads in (1, 2):
-        kina = spawn("realistic-kina", threads, r, source=source)
-        numpy_ = spawn("realistic-numpy", threads, r)
-        torch_ = spawn("realistic-torch", threads, r)
+        kina, numpy_, torch_ = interleaved(
+            [("realistic-kina", dict(source=source)), ("realistic-numpy", {}),
+             ("realistic-torch", {})], threads, r)
         best = min(numpy_["seconds"], torch_["seconds"])
         print("  %d thread(s):" % threads)
         for name, result in (("kina", kina), ("NumPy", numpy_),
@@ -406,8 +429,9 @@ def main():
         # The model's shapes (lm_head, decode steps) on both thread counts.
         for threads in (1, 2) if n == REALISTIC["V"] else (1,):
             gflop = 2 * m * k * n / 1e9
-            kina = spawn("sgemm-kina", threads, r, shape=[m, k, n])
-            numpy_ = spawn("sgemm-numpy", threads, r, shape=[m, k, n])
+            kina, numpy_ = interleaved(
+                [("sgemm-kina", dict(shape=[m, k, n])),
+                 ("sgemm-numpy", dict(shape=[m, k, n]))], threads, r)
             peak = PEAK_GFLOPS[threads]
             print("  %5dx%-5dx%-6d %d thread%s  kina %7.1f GFLOP/s (%4.1f%%)"
                   "   NumPy %7.1f GFLOP/s (%4.1f%%)   %.2fx" % (
@@ -422,8 +446,9 @@ def main():
     print("\n== 4. N devices: the realistic forward with lm_head split 2 ways "
           "(--shard vocab), one thread per device")
     vocab_source = gen_realistic("--shard", "vocab")
-    one = spawn("realistic-kina", 1, r, source=source)
-    simulated = spawn("sharded-simulator", 1, r, source=vocab_source)
+    one, simulated = interleaved(
+        [("realistic-kina", dict(source=source)),
+         ("sharded-simulator", dict(source=vocab_source))], 1, r)
     print("    1 device, 1 thread       %s" % spread(one))
     print("    simulator, 2 devices     %s  %5.2fx   %.1f MB moved, %.1f ms "
           "in collectives (both devices), bit-identical: %s" % (
@@ -453,8 +478,8 @@ def main():
             compiled["peak_mib"]))
     one_rank = None
     for threads in (1, 2):
-        kina_ = spawn("gpt-kina", threads, r)
-        torch_ = spawn("gpt-torch", threads, r)
+        kina_, torch_ = interleaved([("gpt-kina", {}), ("gpt-torch", {})],
+                                    threads, r)
         if threads == 1:
             one_rank = kina_["seconds"]
         gflops = SMALL_GFLOP / kina_["seconds"]
