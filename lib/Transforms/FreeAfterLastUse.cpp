@@ -14,6 +14,8 @@
 
 #include "Kina/Transforms/Passes.h"
 
+#include "Kina/API/ABI.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -37,8 +39,8 @@ static bool later(Block *block, Operation *user, Operation *&last) {
   return true;
 }
 
-/// The calls that receive `address` (through integer casts), or nothing if
-/// it goes anywhere else, where it might outlive them.
+/// The runtime collectives' calls that receive `address` (through integer
+/// casts), or nothing if it goes anywhere else, where it might outlive them.
 static std::optional<SmallVector<Operation *>>
 addressUsers(memref::ExtractAlignedPointerAsIndexOp address) {
   SmallVector<Operation *> calls;
@@ -48,7 +50,8 @@ addressUsers(memref::ExtractAlignedPointerAsIndexOp address) {
     for (Operation *user : value.getUsers()) {
       if (isa<arith::IndexCastOp>(user))
         values.push_back(user->getResult(0));
-      else if (isa<func::CallOp>(user))
+      else if (auto call = dyn_cast<func::CallOp>(user);
+               call && call.getCallee().starts_with(KINA_COLLECTIVE_PREFIX))
         calls.push_back(user);
       else
         return std::nullopt;

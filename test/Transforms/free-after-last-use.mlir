@@ -60,18 +60,38 @@ func.func @escapes(%x: f32, %p: i1, %out: memref<64xf32>) {
 // call is its last use.
 // CHECK-LABEL: func.func @address_into_a_call
 // CHECK: %[[I:.*]] = arith.index_cast
-// CHECK-NEXT: call @use_address(%[[I]])
+// CHECK-NEXT: call @kina_collective_all_gather(%[[I]])
 // CHECK-NEXT: memref.dealloc
-// CHECK: call @use_address
-func.func private @use_address(i64)
+// CHECK: call @kina_collective_all_gather
+func.func private @kina_collective_all_gather(i64)
 func.func @address_into_a_call(%x: f32) {
   %a = memref.alloc() : memref<64xf32>
   linalg.fill ins(%x : f32) outs(%a : memref<64xf32>)
   %p = memref.extract_aligned_pointer_as_index %a : memref<64xf32> -> index
   %i = arith.index_cast %p : index to i64
-  call @use_address(%i) : (i64) -> ()
+  call @kina_collective_all_gather(%i) : (i64) -> ()
   %c = arith.constant 0 : i64
-  call @use_address(%c) : (i64) -> ()
+  call @kina_collective_all_gather(%c) : (i64) -> ()
+  memref.dealloc %a : memref<64xf32>
+  return
+}
+
+// -----
+
+// Into any other call, which might keep it: the dealloc stays at the end.
+// CHECK-LABEL: func.func @address_into_another_call
+// CHECK: call @keeps_address
+// CHECK: call @keeps_address
+// CHECK-NEXT: memref.dealloc
+func.func private @keeps_address(i64)
+func.func @address_into_another_call(%x: f32) {
+  %a = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%x : f32) outs(%a : memref<64xf32>)
+  %p = memref.extract_aligned_pointer_as_index %a : memref<64xf32> -> index
+  %i = arith.index_cast %p : index to i64
+  call @keeps_address(%i) : (i64) -> ()
+  %c = arith.constant 0 : i64
+  call @keeps_address(%c) : (i64) -> ()
   memref.dealloc %a : memref<64xf32>
   return
 }

@@ -32,6 +32,11 @@ enum kina_status {
    *device, const T *local_input..., R *local_out)`. */
 #define KINA_SPMD_PREFIX "kina_spmd_"
 
+/* The runtime's collectives, which per-device code calls with buffer
+   addresses as integers (KINA_COLLECTIVE_PREFIX "all_gather", ...); they
+   use the buffers during the call only. */
+#define KINA_COLLECTIVE_PREFIX "kina_collective_"
+
 /* Element types and reductions, as the generated code names them to the
    collectives (the order of kina::DType). */
 enum kina_dtype { KINA_DTYPE_F32 = 0, KINA_DTYPE_I32 = 1, KINA_DTYPE_I64 = 2 };

@@ -142,11 +142,11 @@ def FreeAfterLastUsePass
     buffer or a view of it (`ViewLikeOpInterface`, followed transitively;
     uses nested in regions count as their ancestor op; its address taken
     by `memref.extract_aligned_pointer_as_index` counts as used by the
-    `func.call`s it reaches through `arith.index_cast`, as the collectives'
-    runtime calls take it, which use it during the call only). A buffer one
+    calls of the runtime's collectives (`kina_collective_*`) it reaches
+    through `arith.index_cast`, which use it during the call only). A buffer one
     of whose views reaches a terminator, an op producing a memref that is
-    not a view of it, or whose address goes anywhere but into calls, is
-    left alone.
+    not a view of it, or whose address goes anywhere but into those calls,
+    is left alone.
 
     ```mlir
     %a = memref.alloc() : memref<64xf32>

@@ -163,19 +163,19 @@ void mlir::kina::populateKinaCollectivesToRuntimePatterns(
                      view.inner / per * elementBytes(input.getElementType()));
   };
   patterns.add<CollectiveLowering<AllGatherOp>>(
-      converter, context, "kina_collective_all_gather",
+      converter, context, KINA_COLLECTIVE_PREFIX "all_gather",
       [=](AllGatherOp op, RankedTensorType input, Group group) {
         auto [outer, block] = bytesAt(input, op.getAxis(), 1);
         return SmallVector<int64_t>{outer, block, group.size, group.stride};
       });
   patterns.add<CollectiveLowering<AllSliceOp>>(
-      converter, context, "kina_collective_all_slice",
+      converter, context, KINA_COLLECTIVE_PREFIX "all_slice",
       [=](AllSliceOp op, RankedTensorType input, Group group) {
         auto [outer, block] = bytesAt(input, op.getAxis(), group.size);
         return SmallVector<int64_t>{outer, block, group.size, group.stride};
       });
   patterns.add<CollectiveLowering<AllReduceOp>>(
-      converter, context, "kina_collective_all_reduce",
+      converter, context, KINA_COLLECTIVE_PREFIX "all_reduce",
       [](AllReduceOp op, RankedTensorType input, Group group) {
         int64_t kind = op.getKind() == ReductionKind::max ? KINA_REDUCE_MAX
                                                           : KINA_REDUCE_SUM;
@@ -184,7 +184,7 @@ void mlir::kina::populateKinaCollectivesToRuntimePatterns(
                                     group.size, group.stride};
       });
   patterns.add<CollectiveLowering<ReduceScatterOp>>(
-      converter, context, "kina_collective_reduce_scatter",
+      converter, context, KINA_COLLECTIVE_PREFIX "reduce_scatter",
       [](ReduceScatterOp op, RankedTensorType input, Group group) {
         AxisView view = viewAt(input.getShape(), op.getAxis());
         return SmallVector<int64_t>{view.outer, view.inner / group.size,
