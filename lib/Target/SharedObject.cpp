@@ -333,8 +333,8 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   StageScope stage(context, codegenStage);
   // The per-device arguments' global types (`kina.global`) are in the
   // signature already; LLVM IR has no place for them (it would warn).
+  StringAttr global = StringAttr::get(context, "kina.global");
   module->walk([&](LLVM::LLVMFuncOp fn) {
-    StringAttr global = StringAttr::get(context, "kina.global");
     for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
       fn.removeArgAttr(i, global);
   });

@@ -45,7 +45,7 @@ struct PrefetchPackedRowsPass
     if (!optionsAreValid())
       return;
     getOperation()->walk([&](scf::ForOp rows) {
-      if (!rows->hasAttr("kina_pack_rows"))
+      if (!rows->hasAttr(mlir::kina::kPackRowsAttr))
         return;
       rows->walk([&](vector::TransferReadOp read) { prefetch(read); });
     });

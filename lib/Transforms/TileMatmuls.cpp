@@ -90,10 +90,6 @@ tile(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
   return tiled;
 }
 
-/// Marks the loop over B's rows that packs a block: kina-prefetch-rows
-/// prefetches the rows it will read next.
-static constexpr llvm::StringLiteral kPackRowsAttr = "kina_pack_rows";
-
 /// Copies `block` (K x N, rows N apart in B) before `loop` into N/width
 /// strips of K x width contiguous floats: the register tiles then stream
 /// their strip from L1 in order, not one TLB page per row of B.
@@ -139,7 +135,7 @@ static FailureOr<Value> packStrips(RewriterBase &rewriter,
             });
         scf::YieldOp::create(b, loc, inner.getResult(0));
       });
-  outer->setAttr(kPackRowsAttr, rewriter.getUnitAttr());
+  outer->setAttr(mlir::kina::kPackRowsAttr, rewriter.getUnitAttr());
   return outer.getResult(0);
 }
 

@@ -22,6 +22,10 @@ namespace mlir::kina {
 #define GEN_PASS_REGISTRATION
 #include "Kina/Transforms/Passes.h.inc"
 
+/// Marks the loop of `--kina-tile-matmuls` that packs a block of B, row by
+/// row; `--kina-prefetch-packed-rows` prefetches the rows it reads next.
+inline constexpr llvm::StringLiteral kPackRowsAttr = "kina_pack_rows";
+
 /// The step of `--kina-asserts-to-status`, for passes that end with it.
 LogicalResult convertAssertsToStatus(ModuleOp module);
 
