@@ -89,6 +89,9 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   // B's rows, a page apart, prefetched ahead of the loops that pack them:
   // lm_head's shape (128 x 768 x 32000) 8-12% faster on Zen 5.
   pm.addNestedPass<func::FuncOp>(createPrefetchPackedRowsPass());
+  // ... and the whole next block fetched while this one computes, so that
+  // packing reads from cache.
+  pm.addNestedPass<func::FuncOp>(createPrefetchNextBlockPass());
   // Parallel tile loops become functions the thread pool calls.
   pm.addPass(createOutlineParallelLoopsPass());
   pm.addPass(createMergeParallelBodiesPass());

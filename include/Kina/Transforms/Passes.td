@@ -179,6 +179,27 @@ def PrefetchPackedRowsPass
                            "::mlir::memref::MemRefDialect"];
 }
 
+def PrefetchNextBlockPass
+    : Pass<"kina-prefetch-next-block", "::mlir::func::FuncOp"> {
+  let summary = "Prefetch B's next block from the register loops of a packed matmul";
+  let description = [{
+    For each loop `kina-tile-matmuls` marked `kina_pack_rows` (after
+    bufferization), the register loop that runs most often after it in the
+    same block (a loop carrying vectors through `vector.fma`, inside loops
+    of constant bounds) gets one `memref.prefetch` per step: step `g` of all
+    its runs over the block prefetches line `g / s` of the block packed
+    next, `s` = the steps per line of that block. The next block is the
+    next K block of the same columns of B, or after the last one the first
+    K block of the next columns (clamped to B). Packing then reads from
+    cache while the memory traffic runs under the arithmetic. Left alone:
+    a block whose register loops take fewer steps than it has lines, a view
+    of B that is not unit-stride subviews of a static matrix, or a matrix
+    the blocks do not tile.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def SplitParallelOpsPass : Pass<"kina-split-parallel-ops", "::mlir::func::FuncOp"> {
   let summary = "Large linalg ops on tensors as an scf.forall of pieces";
   let description = [{

@@ -1,0 +1,137 @@
+// RUN: kina-opt %s --kina-prefetch-next-block --canonicalize --split-input-file | FileCheck %s
+
+// B (128 x 256) in panels of 64 columns and K blocks of 32 rows: a block is
+// 32 rows x 4 lines = 128 lines, its register loops take 2 strips x 4 row
+// tiles x 32 steps = 256 steps, so every 2 steps prefetch one line of the
+// next block: rows k + 32 of the same columns, or after the last K block
+// rows 0 of the next panel (at most column 192, the last panel).
+// CHECK-LABEL: func.func @next_block
+// CHECK-SAME: %[[B:[^:]*]]: memref<128x256xf32>
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C127:.*]] = arith.constant 127 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[C192:.*]] = arith.constant 192 : index
+// CHECK: scf.for %[[N:[^ ]*]] =
+// CHECK: scf.for %[[K:[^ ]*]] =
+// CHECK: %[[BELOW:.*]] = arith.addi %[[K]], %[[C32]]
+// CHECK: %[[LAST:.*]] = arith.cmpi sge, %[[BELOW]], %[[C128]]
+// CHECK: %[[NEXTROW:.*]] = arith.select %[[LAST]], %{{.*}}, %[[BELOW]]
+// CHECK: %[[RIGHT:.*]] = arith.addi %[[N]], %{{.*}}
+// CHECK: %[[CLAMPED:.*]] = arith.minsi %[[RIGHT]], %[[C192]]
+// CHECK: %[[NEXTCOL:.*]] = arith.select %[[LAST]], %[[CLAMPED]], %[[N]]
+// CHECK: } {kina_pack_rows}
+// CHECK: scf.for %[[S:[^ ]*]] =
+// CHECK: scf.for %[[M:[^ ]*]] =
+// CHECK: scf.for %[[KK:[^ ]*]] = {{.*}} iter_args
+// The step's number over the block, ((strip * 4) + tile) * 32 + kk, over 2.
+// CHECK: %[[STRIP:.*]] = arith.divui %[[S]], %[[C32]]
+// CHECK: %[[TILE:.*]] = arith.divui %[[M]], %[[C8]]
+// CHECK: %[[RUNS0:.*]] = arith.muli %[[STRIP]], %[[C4]]
+// CHECK: %[[RUNS1:.*]] = arith.addi %[[RUNS0]], %[[TILE]]
+// CHECK: %[[RUNS:.*]] = arith.muli %[[RUNS1]], %[[C32]]
+// CHECK: %[[STEP:.*]] = arith.addi %[[RUNS]], %[[KK]]
+// CHECK: %[[PER:.*]] = arith.divui %[[STEP]], %[[C2]]
+// CHECK: %[[LINE:.*]] = arith.minui %[[PER]], %[[C127]]
+// CHECK: %[[DROW:.*]] = arith.divui %[[LINE]], %[[C4]]
+// CHECK: %[[ROW:.*]] = arith.addi %[[NEXTROW]], %[[DROW]]
+// CHECK: %[[INROW:.*]] = arith.remui %[[LINE]], %[[C4]]
+// CHECK: %[[DCOL:.*]] = arith.muli %[[INROW]], %[[C16]]
+// CHECK: %[[COL:.*]] = arith.addi %[[NEXTCOL]], %[[DCOL]]
+// CHECK: memref.prefetch %[[B]][%[[ROW]], %[[COL]]], read, locality<3>, data
+// CHECK-NOT: memref.prefetch
+// CHECK: vector.fma
+func.func @next_block(%b: memref<128x256xf32>, %acc0: vector<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %pad = arith.constant 0.0 : f32
+  scf.for %n = %c0 to %c256 step %c64 {
+    %panel = memref.subview %b[0, %n] [128, 64] [1, 1] : memref<128x256xf32> to memref<128x64xf32, strided<[256, 1], offset: ?>>
+    scf.for %k = %c0 to %c128 step %c32 {
+      %block = memref.subview %panel[%k, 0] [32, 64] [1, 1] : memref<128x64xf32, strided<[256, 1], offset: ?>> to memref<32x64xf32, strided<[256, 1], offset: ?>>
+      %packed = memref.alloc() : memref<2x32x32xf32>
+      scf.for %row = %c0 to %c32 step %c1 {
+        scf.for %strip = %c0 to %c2 step %c1 {
+          %col = arith.muli %strip, %c32 : index
+          %v = vector.transfer_read %block[%row, %col], %pad {in_bounds = [true]} : memref<32x64xf32, strided<[256, 1], offset: ?>>, vector<32xf32>
+          vector.transfer_write %v, %packed[%strip, %row, %c0] {in_bounds = [true]} : vector<32xf32>, memref<2x32x32xf32>
+        }
+      } {kina_pack_rows}
+      scf.for %s = %c0 to %c64 step %c32 {
+        scf.for %m = %c0 to %c32 step %c8 {
+          %r = scf.for %kk = %c0 to %c32 step %c1 iter_args(%acc = %acc0) -> (vector<8x32xf32>) {
+            %x = vector.extract %acc[0] : vector<32xf32> from vector<8x32xf32>
+            %y = vector.fma %x, %x, %x : vector<32xf32>
+            %z = vector.insert %y, %acc [0] : vector<32xf32> into vector<8x32xf32>
+            scf.yield %z : vector<8x32xf32>
+          }
+        }
+      }
+      memref.dealloc %packed : memref<2x32x32xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Register loops taking fewer steps (32) than the next block has lines
+// (128): left alone, as is a block of a matrix of unknown shape.
+// CHECK-LABEL: func.func @too_few_steps
+// CHECK-NOT: memref.prefetch
+// CHECK-LABEL: func.func @dynamic_matrix
+// CHECK-NOT: memref.prefetch
+func.func @too_few_steps(%b: memref<128x64xf32>, %acc0: vector<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %pad = arith.constant 0.0 : f32
+  scf.for %k = %c0 to %c128 step %c32 {
+    %block = memref.subview %b[%k, 0] [32, 64] [1, 1] : memref<128x64xf32> to memref<32x64xf32, strided<[64, 1], offset: ?>>
+    %packed = memref.alloc() : memref<2x32x32xf32>
+    scf.for %row = %c0 to %c32 step %c1 {
+      %v = vector.transfer_read %block[%row, %c0], %pad {in_bounds = [true]} : memref<32x64xf32, strided<[64, 1], offset: ?>>, vector<32xf32>
+      vector.transfer_write %v, %packed[%c0, %row, %c0] {in_bounds = [true]} : vector<32xf32>, memref<2x32x32xf32>
+    } {kina_pack_rows}
+    %r = scf.for %kk = %c0 to %c32 step %c1 iter_args(%acc = %acc0) -> (vector<8x32xf32>) {
+      %x = vector.extract %acc[0] : vector<32xf32> from vector<8x32xf32>
+      %y = vector.fma %x, %x, %x : vector<32xf32>
+      %z = vector.insert %y, %acc [0] : vector<32xf32> into vector<8x32xf32>
+      scf.yield %z : vector<8x32xf32>
+    }
+    memref.dealloc %packed : memref<2x32x32xf32>
+  }
+  return
+}
+func.func @dynamic_matrix(%b: memref<?x64xf32>, %acc0: vector<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c1024 = arith.constant 1024 : index
+  %pad = arith.constant 0.0 : f32
+  %block = memref.subview %b[0, 0] [1, 64] [1, 1] : memref<?x64xf32> to memref<1x64xf32, strided<[64, 1]>>
+  %packed = memref.alloc() : memref<2x1x32xf32>
+  scf.for %row = %c0 to %c1 step %c1 {
+    %v = vector.transfer_read %block[%row, %c0], %pad {in_bounds = [true]} : memref<1x64xf32, strided<[64, 1]>>, vector<32xf32>
+    vector.transfer_write %v, %packed[%c0, %row, %c0] {in_bounds = [true]} : vector<32xf32>, memref<2x1x32xf32>
+  } {kina_pack_rows}
+  %r = scf.for %kk = %c0 to %c1024 step %c1 iter_args(%acc = %acc0) -> (vector<8x32xf32>) {
+    %x = vector.extract %acc[0] : vector<32xf32> from vector<8x32xf32>
+    %y = vector.fma %x, %x, %x : vector<32xf32>
+    %z = vector.insert %y, %acc [0] : vector<32xf32> into vector<8x32xf32>
+    scf.yield %z : vector<8x32xf32>
+  }
+  memref.dealloc %packed : memref<2x1x32xf32>
+  return
+}
