@@ -33,8 +33,8 @@ public:
       : devices(devices), timeout(timeout), posts(devices) {}
 
   static int32_t exchange(const kina_device *device, const void *send,
-                          void *recv, int64_t bytes, int32_t groupSize,
-                          int64_t groupStride);
+                          void *recv, int64_t rows, int64_t bytes,
+                          int32_t groupSize, int64_t groupStride);
   static int32_t agree(const kina_device *device, int32_t status);
 
   /// Device `rank`'s view of the run.
@@ -54,13 +54,14 @@ public:
 private:
   struct Post {
     const void *send;
-    int64_t bytes;
+    int64_t rows, bytes;
     int64_t groupSize, groupStride;
   };
 
   /// `counted`: data of the program (not the run's own status).
-  int32_t exchange(int rank, const void *send, void *recv, int64_t bytes,
-                   int64_t groupSize, int64_t groupStride, bool counted);
+  int32_t exchange(int rank, const void *send, void *recv, int64_t rows,
+                   int64_t bytes, int64_t groupSize, int64_t groupStride,
+                   bool counted);
   /// Waits until every device has arrived; the last one runs `complete`.
   /// False when the run has failed.
   template <typename Complete>
@@ -118,25 +119,27 @@ std::string ThreadMesh::checkGroups() const {
     for (int64_t j = 0; j < post.groupSize; ++j) {
       const Post &other =
           posts[rank + (j - coordinate) * post.groupStride];
-      if (other.bytes != post.bytes || other.groupSize != post.groupSize ||
+      if (other.rows != post.rows || other.bytes != post.bytes ||
+          other.groupSize != post.groupSize ||
           other.groupStride != post.groupStride)
         return "devices " + std::to_string(rank) + " and " +
                std::to_string(rank + (j - coordinate) * post.groupStride) +
-               " disagree on a collective (" + std::to_string(post.bytes) +
-               " vs " + std::to_string(other.bytes) + " bytes)";
+               " disagree on a collective (" +
+               std::to_string(post.rows * post.bytes) + " vs " +
+               std::to_string(other.rows * other.bytes) + " bytes)";
     }
   }
   return "";
 }
 
 int32_t ThreadMesh::exchange(int rank, const void *send, void *recv,
-                             int64_t bytes, int64_t groupSize,
+                             int64_t rows, int64_t bytes, int64_t groupSize,
                              int64_t groupStride, bool counted) {
   auto start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mutex);
   if (failed)
     return KINA_STATUS_COLLECTIVE_FAILED;
-  posts[rank] = {send, bytes, groupSize, groupStride};
+  posts[rank] = {send, rows, bytes, groupSize, groupStride};
   bool ok = barrier(lock, [&] {
     if (std::string why = checkGroups(); !why.empty())
       fail(why);
@@ -145,12 +148,15 @@ int32_t ThreadMesh::exchange(int rank, const void *send, void *recv,
     lock.unlock();
     int64_t coordinate = (rank / groupStride) % groupSize;
     for (int64_t j = 0; j < groupSize; ++j) {
-      int64_t member = rank + (j - coordinate) * groupStride;
-      std::memcpy(static_cast<char *>(recv) + j * bytes, posts[member].send,
-                  size_t(bytes));
+      const char *from = static_cast<const char *>(
+          posts[rank + (j - coordinate) * groupStride].send);
+      char *to = static_cast<char *>(recv) + j * bytes;
+      for (int64_t row = 0; row < rows; ++row)
+        std::memcpy(to + row * groupSize * bytes, from + row * bytes,
+                    size_t(bytes));
     }
     if (counted)
-      bytesMoved += bytes * (groupSize - 1);
+      bytesMoved += rows * bytes * (groupSize - 1);
     lock.lock();
     ok = barrier(lock, [] {});
   }
@@ -162,17 +168,17 @@ int32_t ThreadMesh::exchange(int rank, const void *send, void *recv,
 }
 
 int32_t ThreadMesh::exchange(const kina_device *device, const void *send,
-                             void *recv, int64_t bytes, int32_t groupSize,
-                             int64_t groupStride) {
+                             void *recv, int64_t rows, int64_t bytes,
+                             int32_t groupSize, int64_t groupStride) {
   auto *mesh = static_cast<ThreadMesh *>(device->context);
-  return mesh->exchange(device->rank, send, recv, bytes, groupSize,
+  return mesh->exchange(device->rank, send, recv, rows, bytes, groupSize,
                         groupStride, /*counted=*/true);
 }
 
 int32_t ThreadMesh::agree(const kina_device *device, int32_t status) {
   auto *mesh = static_cast<ThreadMesh *>(device->context);
   std::vector<int32_t> all(size_t(device->size));
-  if (mesh->exchange(device->rank, &status, all.data(), sizeof status,
+  if (mesh->exchange(device->rank, &status, all.data(), 1, sizeof status,
                      device->size, 1, /*counted=*/false) != KINA_STATUS_OK)
     return KINA_STATUS_COLLECTIVE_FAILED;
   return *std::max_element(all.begin(), all.end());

@@ -75,16 +75,42 @@ static MPI_Comm group_comm(int32_t size, int64_t stride) {
   return comm;
 }
 
-static int32_t gather(const void *send, void *recv, int64_t bytes,
-                      int32_t size, int64_t stride) {
-  if (bytes > INT_MAX || size < 1 || stride < 1 ||
+/* A member's rows as they land in recv: `rows` runs of `bytes`, one
+   member's blocks apart, its extent one block so that member j's rows
+   start j blocks in. */
+static int interleaved_rows(int64_t rows, int64_t bytes, int32_t size,
+                            MPI_Datatype *type) {
+  MPI_Datatype spaced;
+  if (MPI_Type_vector((int)rows, (int)bytes, (int)(bytes * size), MPI_BYTE,
+                      &spaced) != MPI_SUCCESS)
+    return 0;
+  int ok = MPI_Type_create_resized(spaced, 0, (MPI_Aint)bytes, type) ==
+               MPI_SUCCESS &&
+           MPI_Type_commit(type) == MPI_SUCCESS;
+  MPI_Type_free(&spaced);
+  return ok;
+}
+
+static int32_t gather(const void *send, void *recv, int64_t rows,
+                      int64_t bytes, int32_t size, int64_t stride) {
+  if (rows < 1 || bytes > INT_MAX || rows * bytes > INT_MAX ||
+      bytes * size > INT_MAX || size < 1 || stride < 1 ||
       size * stride > run.device.size)
     return KINA_STATUS_COLLECTIVE_FAILED;
   MPI_Comm comm = group_comm(size, stride);
   if (comm == MPI_COMM_NULL)
     return KINA_STATUS_COLLECTIVE_FAILED;
-  int code = MPI_Allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes,
-                           MPI_BYTE, comm);
+  MPI_Datatype member = MPI_BYTE;
+  int count = (int)bytes;
+  if (rows > 1) {
+    if (!interleaved_rows(rows, bytes, size, &member))
+      return KINA_STATUS_COLLECTIVE_FAILED;
+    count = 1;
+  }
+  int code = MPI_Allgather(send, (int)(rows * bytes), MPI_BYTE, recv, count,
+                           member, comm);
+  if (rows > 1)
+    MPI_Type_free(&member);
   if (code != MPI_SUCCESS) {
     report("MPI_Allgather", code);
     return KINA_STATUS_COLLECTIVE_FAILED;
@@ -95,20 +121,21 @@ static int32_t gather(const void *send, void *recv, int64_t bytes,
 /* A rank whose collective failed cannot tell which of the others are
    still in it: the whole job ends, with the reason on stderr. */
 static int32_t exchange(const struct kina_device *device, const void *send,
-                        void *recv, int64_t bytes, int32_t size,
+                        void *recv, int64_t rows, int64_t bytes, int32_t size,
                         int64_t stride) {
   (void)device;
   double start = now();
-  int32_t status = gather(send, recv, bytes, size, stride);
+  int32_t status = gather(send, recv, rows, bytes, size, stride);
   if (status != KINA_STATUS_OK) {
     fprintf(stderr,
             "kina mpi rank %d: a collective over %d ranks %lld apart "
             "(%lld bytes each) failed; aborting the job\n",
-            run.device.rank, size, (long long)stride, (long long)bytes);
+            run.device.rank, size, (long long)stride,
+            (long long)(rows * bytes));
     MPI_Abort(MPI_COMM_WORLD, KINA_STATUS_COLLECTIVE_FAILED);
   }
   run.collective_seconds += now() - start;
-  run.bytes_moved += bytes * (size - 1);
+  run.bytes_moved += rows * bytes * (size - 1);
   return status;
 }
 
@@ -148,7 +175,7 @@ KINA_MPI_EXPORT const struct kina_device *kina_mpi_open(int32_t threads) {
    launcher: results and checks); not counted as data moved. */
 KINA_MPI_EXPORT int32_t kina_mpi_allgather(const void *send, void *recv,
                                            int64_t bytes) {
-  return gather(send, recv, bytes, run.device.size, 1);
+  return gather(send, recv, 1, bytes, run.device.size, 1);
 }
 
 /* The largest `status` over all ranks. */

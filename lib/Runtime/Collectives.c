@@ -56,19 +56,20 @@ static int failed(void) {
   return !state || !state->device || state->status != KINA_STATUS_OK;
 }
 
-/* recv[j] = member j's send, for the group of (size, stride); zeroes recv
-   and returns 0 when the device has failed or the exchange does. */
-static int exchange(const void *send, void *recv, int64_t bytes,
+/* recv[o][j] = row o of member j's send ([rows][bytes] each), for the
+   group of (size, stride); zeroes recv and returns 0 when the device has
+   failed or the exchange does. */
+static int exchange(const void *send, void *recv, int64_t rows, int64_t bytes,
                     int64_t group_size, int64_t group_stride) {
   if (!failed()) {
     const struct kina_device *device = kina_current_device();
-    int32_t status = device->exchange(device, send, recv, bytes,
+    int32_t status = device->exchange(device, send, recv, rows, bytes,
                                       (int32_t)group_size, group_stride);
     if (status == KINA_STATUS_OK)
       return 1;
     fail(status);
   }
-  memset(recv, 0, (size_t)(bytes * group_size));
+  memset(recv, 0, (size_t)(rows * bytes * group_size));
   return 0;
 }
 
@@ -112,24 +113,8 @@ void kina_collective_all_gather(int64_t in, int64_t out,
                                             int64_t outer, int64_t block,
                                             int64_t group_size,
                                             int64_t group_stride) {
-  char *dst = (char *)(intptr_t)out;
-  const char *src = (const char *)(intptr_t)in;
-  if (outer == 1) {
-    exchange(src, dst, block, group_size, group_stride);
-    return;
-  }
-  char *recv = _mlir_memref_to_llvm_alloc((uint64_t)(outer * block * group_size));
-  if (!recv) {
-    fail(KINA_STATUS_COLLECTIVE_FAILED);
-    memset(dst, 0, (size_t)(outer * block * group_size));
-    return;
-  }
-  exchange(src, recv, outer * block, group_size, group_stride);
-  for (int64_t j = 0; j < group_size; ++j)
-    for (int64_t o = 0; o < outer; ++o)
-      memcpy(dst + (o * group_size + j) * block,
-             recv + (j * outer + o) * block, (size_t)block);
-  _mlir_memref_to_llvm_free(recv);
+  exchange((const void *)(intptr_t)in, (void *)(intptr_t)out, outer, block,
+           group_size, group_stride);
 }
 
 /* in: [outer][group][block] bytes; out: [outer][block], this device's. */
@@ -177,7 +162,7 @@ static void reduce(const void *src, void *dst, int64_t outer, int64_t row,
     memset(dst, 0, (size_t)(outer * count * element));
     return;
   }
-  exchange(src, recv, member_elems * element, group_size, group_stride);
+  exchange(src, recv, 1, member_elems * element, group_size, group_stride);
   int is_max = kind == KINA_REDUCE_MAX;
   switch (dtype) {
   case KINA_DTYPE_F32:

@@ -74,7 +74,7 @@ static FailureOr<FunctionSignature> deviceSignature(func::FuncOp fn,
     return tensor;
   };
   FunctionType type = fn.getFunctionType();
-  FunctionSignature function{name.str(), fn.getName().str(), {}, {}};
+  FunctionSignature function{name.str(), fn.getName().str(), {}, {}, {}};
   for (unsigned i = 0; i < type.getNumInputs(); ++i) {
     auto paramName = fn.getArgAttrOfType<StringAttr>(
         i, KinaDialect::NameAttrHelper::getNameStr());
@@ -173,7 +173,7 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
       return fn.emitError("function '")
              << fn.getName() << "' clashes with the runtime's " << exported
              << "; rename it";
-    FunctionSignature function{fn.getName().str(), fn.getName().str(), {}, {}};
+    FunctionSignature function{fn.getName().str(), fn.getName().str(), {}, {}, {}};
     for (unsigned i = 0; i < type.getNumInputs(); ++i) {
       auto name = fn.getArgAttrOfType<StringAttr>(
           i, KinaDialect::NameAttrHelper::getNameStr());

@@ -53,12 +53,15 @@ struct kina_device {
   int32_t threads;
   /* The backend's. */
   void *context;
-  /* Every member of rank's group sends `bytes` from `send`; `recv` gets
-     all of them in group order. Returns KINA_STATUS_OK, or a failure that
-     every device of the run sees (and nobody waits on). */
+  /* Every member of rank's group sends `rows` rows of `bytes` from `send`
+     ([rows][bytes]); `recv` gets all of them interleaved in group order,
+     [rows][group][bytes] (one row: the members' blocks one after the
+     other), so that an all-gather on an inner axis lands in place.
+     Returns KINA_STATUS_OK, or a failure that every device of the run
+     sees (and nobody waits on). */
   int32_t (*exchange)(const struct kina_device *device, const void *send,
-                      void *recv, int64_t bytes, int32_t group_size,
-                      int64_t group_stride);
+                      void *recv, int64_t rows, int64_t bytes,
+                      int32_t group_size, int64_t group_stride);
   /* The largest `status` of all devices of the run, on every device (not
      counted as data moved). */
   int32_t (*agree)(const struct kina_device *device, int32_t status);
