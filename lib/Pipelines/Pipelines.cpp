@@ -73,6 +73,9 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // ... and a result returned as a reshape of a temporary (upstream copies
+  // it out) computed in the out buffer too.
+  pm.addNestedPass<func::FuncOp>(createWriteResultsInPlacePass());
   // Small temporaries live on the stack: no malloc/free per call for them.
   // Large ones stay on the heap (a deep model would overflow the stack).
   bufferization::PromoteBuffersToStackPassOptions toStack;

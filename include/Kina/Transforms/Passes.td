@@ -200,6 +200,32 @@ def PrefetchNextBlockPass
                            "::mlir::memref::MemRefDialect"];
 }
 
+def WriteResultsInPlacePass
+    : Pass<"kina-write-results-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Compute a result returned as a reshape in the caller's out buffer";
+  let description = [{
+    After `buffer-results-to-out-params`: a `memref.copy` into an out
+    argument (a block argument used by nothing else) from expand/collapse
+    reshapes of a static, identity-layout `memref.alloc` of the same block,
+    which nothing uses after the copy, is removed: the allocation becomes
+    the out argument reshaped back to its shape, so the result is computed
+    where the caller wants it. Upstream hoists only a returned allocation
+    itself; a 1 x 128 x 32000 result computed as a 128 x 32000 matmul was
+    copied (16 MB) on every call.
+
+    ```mlir
+    %a = memref.alloc() : memref<128x32000xf32>
+    ... writes %a ...
+    %e = memref.expand_shape %a [[0, 1], [2]] output_shape [1, 128, 32000]
+    memref.copy %e, %out
+    // becomes
+    %a = memref.collapse_shape %out [[0, 1], [2]]
+    ... writes %a ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def SplitParallelOpsPass : Pass<"kina-split-parallel-ops", "::mlir::func::FuncOp"> {
   let summary = "Large linalg ops on tensors as an scf.forall of pieces";
   let description = [{
