@@ -95,6 +95,9 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   // ... and the whole next block fetched while this one computes, so that
   // packing reads from cache.
   pm.addNestedPass<func::FuncOp>(createPrefetchNextBlockPass());
+  // The first K block's accumulators start as zeros, not loaded from a
+  // zero-filled result: the fill's pass over C goes.
+  pm.addNestedPass<func::FuncOp>(createZeroFirstKBlockPass());
   // Parallel tile loops become functions the thread pool calls.
   pm.addPass(createOutlineParallelLoopsPass());
   pm.addPass(createMergeParallelBodiesPass());

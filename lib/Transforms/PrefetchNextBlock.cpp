@@ -13,6 +13,8 @@
 
 #include "Kina/Transforms/Passes.h"
 
+#include "Kina/CPU/CPU.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -26,7 +28,7 @@ namespace mlir::kina {
 
 using namespace mlir;
 
-static constexpr int64_t kCacheLineBytes = 64;
+using ::kina::kCacheLineBytes;
 
 namespace {
 /// A 2-D view of a whole matrix: the matrix and the view's first row and

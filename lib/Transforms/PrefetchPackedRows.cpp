@@ -11,6 +11,8 @@
 
 #include "Kina/Transforms/Passes.h"
 
+#include "Kina/CPU/CPU.h"
+
 #include "CheckedOptions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,7 +27,7 @@ namespace mlir::kina {
 
 using namespace mlir;
 
-static constexpr int64_t kCacheLineBytes = 64;
+using ::kina::kCacheLineBytes;
 
 namespace {
 struct PrefetchPackedRowsPass

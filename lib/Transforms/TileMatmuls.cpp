@@ -90,6 +90,22 @@ tile(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
   return tiled;
 }
 
+/// Marks the loop over K blocks of a cache-tiled matmul (the loop whose
+/// induction variable is the column offset of A's tile): each of its
+/// iterations computes all of its C tile.
+static void markKBlocks(RewriterBase &rewriter, Operation *block,
+                        ArrayRef<LoopLikeOpInterface> loops) {
+  auto lhs = block->getOperand(0).getDefiningOp<tensor::ExtractSliceOp>();
+  Value offset =
+      lhs ? dyn_cast<Value>(lhs.getMixedOffsets()[1]) : Value();
+  if (!offset)
+    return;
+  for (LoopLikeOpInterface loop : loops)
+    if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation()))
+      if (forOp.getInductionVar() == offset)
+        forOp->setAttr(mlir::kina::kKBlocksAttr, rewriter.getUnitAttr());
+}
+
 /// Copies `block` (K x N, rows N apart in B) before `loop` into N/width
 /// strips of K x width contiguous floats: the register tiles then stream
 /// their strip from L1 in order, not one TLB page per row of B.
@@ -263,6 +279,7 @@ struct TileMatmulsPass
     if (failed(cached))
       return failure();
     Operation *block = cached->tiledOps.front();
+    markKBlocks(rewriter, block, cached->loops);
     auto rhs = block->getOperand(1).getDefiningOp<tensor::ExtractSliceOp>();
     // Strips of tileN columns; the packed copy of B's block is made once
     // per (N, K) cache tile, outside the M loop.

@@ -17,10 +17,13 @@
 
 namespace kina {
 
+/// The data cache line of every x86 CPU Kina generates code for.
+inline constexpr int64_t kCacheLineBytes = 64;
+
 struct CacheLevel {
   int64_t bytes = 0;
   int64_t ways = 0;
-  int64_t lineBytes = 64;
+  int64_t lineBytes = kCacheLineBytes;
 
   int64_t sets() const { return bytes / (ways * lineBytes); }
 };

@@ -26,6 +26,12 @@ namespace mlir::kina {
 /// row; `--kina-prefetch-packed-rows` prefetches the rows it reads next.
 inline constexpr llvm::StringLiteral kPackRowsAttr = "kina_pack_rows";
 
+/// Marks the loop of `--kina-tile-matmuls` over a matmul's K blocks; its
+/// first iteration writes every element of the accumulator, so
+/// `--kina-zero-first-k-block` may start that iteration from zeros instead
+/// of the zero-filled result.
+inline constexpr llvm::StringLiteral kKBlocksAttr = "kina_k_blocks";
+
 /// The step of `--kina-asserts-to-status`, for passes that end with it.
 LogicalResult convertAssertsToStatus(ModuleOp module);
 

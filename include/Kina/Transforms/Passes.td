@@ -226,6 +226,25 @@ def WriteResultsInPlacePass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ZeroFirstKBlockPass
+    : Pass<"kina-zero-first-k-block", "::mlir::func::FuncOp"> {
+  let summary = "Start a tiled matmul's first K block from the fill value, not the filled result";
+  let description = [{
+    For each loop `kina-tile-matmuls` marked `kina_k_blocks` (after
+    bufferization) that comes right after a `linalg.fill` of the buffer
+    its accumulator tiles live in, and in which that buffer (through
+    subviews) is only read and written by vector transfers: each read
+    becomes `scf.if` (first iteration) a broadcast of the fill value, else
+    the read, and the fill is erased. The marker promises that the loop's
+    first iteration writes every element of the buffer, so nothing reads
+    what the fill would have written. For `lm_head`'s 128 x 32000 logits
+    the fill was a pass of stores over 16 MB of cold memory.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def SplitParallelOpsPass : Pass<"kina-split-parallel-ops", "::mlir::func::FuncOp"> {
   let summary = "Large linalg ops on tensors as an scf.forall of pieces";
   let description = [{
