@@ -53,7 +53,8 @@ public:
 
 private:
   struct Post {
-    const void *send;
+    const void *send; // null: in place, the member's block of `recv`
+    const void *recv;
     int64_t rows, bytes;
     int64_t groupSize, groupStride;
   };
@@ -139,7 +140,7 @@ int32_t ThreadMesh::exchange(int rank, const void *send, void *recv,
   std::unique_lock<std::mutex> lock(mutex);
   if (failed)
     return KINA_STATUS_COLLECTIVE_FAILED;
-  posts[rank] = {send, rows, bytes, groupSize, groupStride};
+  posts[rank] = {send, recv, rows, bytes, groupSize, groupStride};
   bool ok = barrier(lock, [&] {
     if (std::string why = checkGroups(); !why.empty())
       fail(why);
@@ -148,11 +149,19 @@ int32_t ThreadMesh::exchange(int rank, const void *send, void *recv,
     lock.unlock();
     int64_t coordinate = (rank / groupStride) % groupSize;
     for (int64_t j = 0; j < groupSize; ++j) {
-      const char *from = static_cast<const char *>(
-          posts[rank + (j - coordinate) * groupStride].send);
+      const Post &member = posts[rank + (j - coordinate) * groupStride];
+      if (!member.send && j == coordinate)
+        continue; // this device's own block, already in place
+      // Member j's row r: its send's, or (in place) its recv's block j.
+      const char *from = static_cast<const char *>(member.send);
+      int64_t fromRow = bytes;
+      if (!from) {
+        from = static_cast<const char *>(member.recv) + j * bytes;
+        fromRow = groupSize * bytes;
+      }
       char *to = static_cast<char *>(recv) + j * bytes;
       for (int64_t row = 0; row < rows; ++row)
-        std::memcpy(to + row * groupSize * bytes, from + row * bytes,
+        std::memcpy(to + row * groupSize * bytes, from + row * fromRow,
                     size_t(bytes));
     }
     if (counted)

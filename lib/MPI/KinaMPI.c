@@ -107,8 +107,10 @@ static int32_t gather(const void *send, void *recv, int64_t rows,
       return KINA_STATUS_COLLECTIVE_FAILED;
     count = 1;
   }
-  int code = MPI_Allgather(send, (int)(rows * bytes), MPI_BYTE, recv, count,
-                           member, comm);
+  int code = send ? MPI_Allgather(send, (int)(rows * bytes), MPI_BYTE, recv,
+                                  count, member, comm)
+                  : MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv,
+                                  count, member, comm);
   if (rows > 1)
     MPI_Type_free(&member);
   if (code != MPI_SUCCESS) {

@@ -60,6 +60,9 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   // The accumulator tile: out of the K loop, carried in registers.
   pm.addPass(createLoopInvariantSubsetHoistingPass());
   pm.addPass(createCanonicalizerPass());
+  // A value computed into a fresh tensor and then inserted into a larger
+  // one (an all-gather's own block) is computed in its place instead.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -149,4 +152,14 @@ void mlir::kina::registerKinaPipelines() {
       "Lower kina to the LLVM dialect for the host CPU: bufferized, "
       "caller-owned results, loops, bare-pointer arguments",
       buildKinaToLLVMPipeline);
+  // The second half alone: for a per-device program (`--kina-partition=
+  // form=spmd --kina-to-linalg`), whose collectives the first half's
+  // partitioner would refuse.
+  PassPipelineRegistration<>(
+      "kina-linalg-to-llvm",
+      "Lower the output of --kina-to-linalg to the LLVM dialect for the "
+      "host CPU (the second half of --kina-to-llvm)",
+      [](OpPassManager &pm) {
+        buildLinalgToLLVMPipeline(pm, ::kina::hostCPU());
+      });
 }

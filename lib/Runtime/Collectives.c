@@ -73,8 +73,9 @@ static int exchange(const void *send, void *recv, int64_t rows, int64_t bytes,
   return 0;
 }
 
-/* This device's coordinate on the axis of (size, stride). */
-static int64_t coordinate(int64_t group_size, int64_t group_stride) {
+/* This device's coordinate on the axis of (size, stride), 0 outside a
+   run; generated code calls it to place its own block of an all-gather. */
+int64_t kina_collective_coordinate(int64_t group_size, int64_t group_stride) {
   const struct kina_device *device = kina_current_device();
   return device ? (device->rank / group_stride) % group_size : 0;
 }
@@ -108,13 +109,12 @@ int32_t kina_device_leave(int32_t status) {
   return status;
 }
 
-/* in: [outer][block] bytes; out: [outer][group][block]. */
-void kina_collective_all_gather(int64_t in, int64_t out,
-                                            int64_t outer, int64_t block,
-                                            int64_t group_size,
-                                            int64_t group_stride) {
-  exchange((const void *)(intptr_t)in, (void *)(intptr_t)out, outer, block,
-           group_size, group_stride);
+/* out: [outer][group][block] bytes, this device's block already in place
+   (the generated code computes it there); gets the others'. */
+void kina_collective_all_gather(int64_t out, int64_t outer, int64_t block,
+                                int64_t group_size, int64_t group_stride) {
+  exchange(NULL, (void *)(intptr_t)out, outer, block, group_size,
+           group_stride);
 }
 
 /* in: [outer][group][block] bytes; out: [outer][block], this device's. */
@@ -122,7 +122,7 @@ void kina_collective_all_slice(int64_t in, int64_t out,
                                            int64_t outer, int64_t block,
                                            int64_t group_size,
                                            int64_t group_stride) {
-  int64_t mine = coordinate(group_size, group_stride);
+  int64_t mine = kina_collective_coordinate(group_size, group_stride);
   for (int64_t o = 0; o < outer; ++o)
     memcpy((char *)(intptr_t)out + o * block,
            (const char *)(intptr_t)in + (o * group_size + mine) * block,
@@ -194,7 +194,7 @@ void kina_collective_reduce_scatter(int64_t in, int64_t out,
                                                 int64_t dtype,
                                                 int64_t group_size,
                                                 int64_t group_stride) {
-  int64_t mine = coordinate(group_size, group_stride);
+  int64_t mine = kina_collective_coordinate(group_size, group_stride);
   reduce((const void *)(intptr_t)in, (void *)(intptr_t)out, outer,
          group_size * block, mine * block, block, dtype, KINA_REDUCE_SUM,
          group_size, group_stride);

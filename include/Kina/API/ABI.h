@@ -57,7 +57,8 @@ struct kina_device {
      ([rows][bytes]); `recv` gets all of them interleaved in group order,
      [rows][group][bytes] (one row: the members' blocks one after the
      other), so that an all-gather on an inner axis lands in place.
-     Returns KINA_STATUS_OK, or a failure that every device of the run
+     `send` NULL means in place (as MPI_IN_PLACE): each member's rows are
+     already in its own `recv`, at [row][its coordinate]. Returns KINA_STATUS_OK, or a failure that every device of the run
      sees (and nobody waits on). */
   int32_t (*exchange)(const struct kina_device *device, const void *send,
                       void *recv, int64_t rows, int64_t bytes,

@@ -2,8 +2,9 @@
 //
 // A collective of a per-device (`@local`) function becomes a call of
 // `kina_collective_<name>` (lib/Runtime/Collectives.c): the input as a
-// read-only buffer, a fresh buffer for the result, and the layout and the
-// group as i64 numbers. Buffers pass as addresses so that one declaration
+// read-only buffer, a fresh buffer for the result (all_gather: the result
+// only, holding the input in place), and the layout and the group as i64
+// numbers. Buffers pass as addresses so that one declaration
 // serves every shape; the runtime knows the calling device. Collectives in
 // the global view are the partitioner's to remove, not lowered here.
 //
@@ -53,6 +54,52 @@ int64_t elementBytes(Type element) {
   return element.getIntOrFloatBitWidth() / 8;
 }
 
+/// The group of `op`'s mesh axis, or an error on `op`.
+template <typename Op> FailureOr<Group> groupOf(Op op) {
+  MeshOp mesh = MeshOp::lookup(op);
+  std::optional<int64_t> size =
+      mesh ? mesh.getAxisSize(op.getOver()) : std::nullopt;
+  if (!size)
+    return op.emitOpError("names mesh axis '")
+           << op.getOver() << "', which the module's mesh does not have";
+  return Group{*size, *mesh.getAxisStride(op.getOver())};
+}
+
+Value address(OpBuilder &b, Location loc, Value buffer) {
+  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+}
+
+Value i64(OpBuilder &b, Location loc, int64_t number) {
+  return arith::ConstantIntOp::create(b, loc, number, /*width=*/64);
+}
+
+MemRefType bufferType(RankedTensorType type) {
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+/// `func.func private @<name>(i64...) -> (i64 x results)`, once per module.
+func::FuncOp declareRuntime(OpBuilder &b, Operation *op, StringRef name,
+                            size_t arity, size_t results = 0) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = func::FuncOp::create(
+      b, module.getLoc(), name,
+      b.getFunctionType(SmallVector<Type>(arity, b.getI64Type()),
+                        SmallVector<Type>(results, b.getI64Type())));
+  fn.setPrivate();
+  return fn;
+}
+
+bool isPerDevice(Operation *op) {
+  return cast<KinaTensorType>(op->getResult(0).getType())
+      .getPlacement()
+      .isLocal();
+}
+
 /// Lowers one collective op `Op`; `arguments` gives the numbers after the
 /// two buffers, from the op, its local input type and its group.
 template <typename Op> struct CollectiveLowering : KinaPattern<Op> {
@@ -67,32 +114,26 @@ template <typename Op> struct CollectiveLowering : KinaPattern<Op> {
   LogicalResult
   matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!cast<KinaTensorType>(op.getType()).getPlacement().isLocal())
+    if (!isPerDevice(op))
       return rewriter.notifyMatchFailure(op, "not a per-device collective");
-    MeshOp mesh = MeshOp::lookup(op);
-    std::optional<int64_t> size =
-        mesh ? mesh.getAxisSize(op.getOver()) : std::nullopt;
-    if (!size)
-      return op.emitOpError("names mesh axis '")
-             << op.getOver() << "', which the module's mesh does not have";
-    Group group{*size, *mesh.getAxisStride(op.getOver())};
+    FailureOr<Group> group = groupOf(op);
+    if (failed(group))
+      return failure();
 
     Location loc = op.getLoc();
     auto input = cast<RankedTensorType>(adaptor.getInput().getType());
     RankedTensorType result = this->resultType(op);
-    auto buffer = [](RankedTensorType type) {
-      return MemRefType::get(type.getShape(), type.getElementType());
-    };
     Value in = bufferization::ToBufferOp::create(
-        rewriter, loc, buffer(input), adaptor.getInput(), /*read_only=*/true);
-    Value out = memref::AllocOp::create(rewriter, loc, buffer(result));
+        rewriter, loc, bufferType(input), adaptor.getInput(),
+        /*read_only=*/true);
+    Value out = memref::AllocOp::create(rewriter, loc, bufferType(result));
     SmallVector<Value> operands = {address(rewriter, loc, in),
                                    address(rewriter, loc, out)};
-    for (int64_t number : arguments(op, input, group))
-      operands.push_back(arith::ConstantIntOp::create(rewriter, loc, number,
-                                                      /*width=*/64));
-    func::CallOp::create(rewriter, loc, declare(rewriter, op, operands.size()),
-                         operands);
+    for (int64_t number : arguments(op, input, *group))
+      operands.push_back(i64(rewriter, loc, number));
+    func::CallOp::create(
+        rewriter, loc,
+        declareRuntime(rewriter, op, runtimeName, operands.size()), operands);
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(
                                rewriter, loc, result, out, /*restrict=*/true,
                                /*writable=*/true));
@@ -100,28 +141,98 @@ template <typename Op> struct CollectiveLowering : KinaPattern<Op> {
   }
 
 private:
-  static Value address(OpBuilder &b, Location loc, Value buffer) {
-    Value index =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-    return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  }
-
-  /// `func.func private @kina_collective_<name>(i64...)`, once per module.
-  func::FuncOp declare(OpBuilder &b, Operation *op, size_t arity) const {
-    auto module = op->getParentOfType<ModuleOp>();
-    if (auto existing = module.lookupSymbol<func::FuncOp>(runtimeName))
-      return existing;
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    auto fn = func::FuncOp::create(
-        b, module.getLoc(), runtimeName,
-        b.getFunctionType(SmallVector<Type>(arity, b.getI64Type()), {}));
-    fn.setPrivate();
-    return fn;
-  }
-
   std::string runtimeName;
   Arguments arguments;
+};
+
+/// `value`, or the source of the expand_shape that made it by adding unit
+/// dims only (a rank-reducing insert takes either; eliminate-empty-tensors
+/// follows only the source to the fresh tensor its producer computed into).
+Value withoutUnitDims(Value value) {
+  auto expand = value.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand)
+    return value;
+  SmallVector<int64_t> nonUnit;
+  llvm::copy_if(expand.getResultType().getShape(), std::back_inserter(nonUnit),
+                [](int64_t dim) { return dim != 1; });
+  return llvm::equal(nonUnit, expand.getSrcType().getShape())
+             ? expand.getSrc()
+             : value;
+}
+
+/// all_gather: the result is a tensor made at the function's entry, with
+/// this device's offset on the axis (`kina_collective_coordinate`); the
+/// input is inserted there and the runtime fills in the other members'
+/// blocks around it. Because the result and the offset come first,
+/// `eliminate-empty-tensors` lets whatever computes the input into a fresh
+/// tensor (a matmul's output) compute it in its place in the result: the
+/// device's own block is never copied.
+struct AllGatherLowering : KinaPattern<AllGatherOp> {
+  using KinaPattern::KinaPattern;
+
+  LogicalResult
+  matchAndRewrite(AllGatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isPerDevice(op))
+      return rewriter.notifyMatchFailure(op, "not a per-device collective");
+    FailureOr<Group> group = groupOf(op);
+    if (failed(group))
+      return failure();
+    Location loc = op.getLoc();
+    auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+    RankedTensorType result = resultType(op);
+    int64_t axis = op.getAxis();
+
+    Value offset, gathered;
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      auto fn = op->getParentOfType<FunctionOpInterface>();
+      rewriter.setInsertionPointToStart(&fn.getFunctionBody().front());
+      Value coordinate =
+          func::CallOp::create(
+              rewriter, loc,
+              declareRuntime(rewriter, op,
+                             KINA_COLLECTIVE_PREFIX "coordinate", 2, 1),
+              ValueRange{i64(rewriter, loc, group->size),
+                         i64(rewriter, loc, group->stride)})
+              .getResult(0);
+      offset = arith::MulIOp::create(
+          rewriter, loc,
+          arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
+                                     coordinate),
+          arith::ConstantIndexOp::create(rewriter, loc,
+                                         input.getDimSize(axis)));
+      gathered = emptyTensor(rewriter, loc, result);
+    }
+    SmallVector<OpFoldResult> offsets(input.getRank(),
+                                      rewriter.getIndexAttr(0));
+    offsets[axis] = offset;
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(rewriter.getContext(), input.getShape());
+    SmallVector<OpFoldResult> strides(input.getRank(),
+                                      rewriter.getIndexAttr(1));
+    Value placed = tensor::InsertSliceOp::create(
+        rewriter, loc, withoutUnitDims(adaptor.getInput()), gathered, offsets,
+        sizes, strides);
+    Value out = bufferization::ToBufferOp::create(rewriter, loc,
+                                                  bufferType(result), placed);
+
+    AxisView view = viewAt(input.getShape(), axis);
+    SmallVector<Value> operands = {
+        address(rewriter, loc, out), i64(rewriter, loc, view.outer),
+        i64(rewriter, loc,
+            view.inner * elementBytes(input.getElementType())),
+        i64(rewriter, loc, group->size), i64(rewriter, loc, group->stride)};
+    func::CallOp::create(rewriter, loc,
+                         declareRuntime(rewriter, op,
+                                        KINA_COLLECTIVE_PREFIX "all_gather",
+                                        operands.size()),
+                         operands);
+    rewriter.replaceOp(op, bufferization::ToTensorOp::create(
+                               rewriter, loc, result, out, /*restrict=*/true,
+                               /*writable=*/true));
+    return success();
+  }
 };
 
 /// all_to_all(x, from, to) = all_slice(all_gather(x, from), to): the
@@ -156,18 +267,13 @@ void mlir::kina::detail::populateSplitAllToAllPatterns(
 void mlir::kina::populateKinaCollectivesToRuntimePatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
-  // all_gather, all_slice: [outer][block bytes] on the cut axis.
+  // all_slice: [outer][block bytes] on the cut axis.
   auto bytesAt = [](RankedTensorType input, int64_t axis, int64_t per) {
     AxisView view = viewAt(input.getShape(), axis);
     return std::pair(view.outer,
                      view.inner / per * elementBytes(input.getElementType()));
   };
-  patterns.add<CollectiveLowering<AllGatherOp>>(
-      converter, context, KINA_COLLECTIVE_PREFIX "all_gather",
-      [=](AllGatherOp op, RankedTensorType input, Group group) {
-        auto [outer, block] = bytesAt(input, op.getAxis(), 1);
-        return SmallVector<int64_t>{outer, block, group.size, group.stride};
-      });
+  patterns.add<AllGatherLowering>(converter, context);
   patterns.add<CollectiveLowering<AllSliceOp>>(
       converter, context, KINA_COLLECTIVE_PREFIX "all_slice",
       [=](AllSliceOp op, RankedTensorType input, Group group) {

@@ -5,20 +5,45 @@
 // axis `rows` has stride 2 (devices 0, 2, 4 form a group), `cols` stride 1.
 kina.mesh @mesh [rows = 3, cols = 2]
 
+// all_gather: the result is made at the function's entry, with this
+// device's offset on the axis (its coordinate times the local size); the
+// input goes in there, and the runtime fills in the others' blocks.
 // CHECK-LABEL: func.func @gather_cols
 // CHECK-SAME: (%[[X:.*]]: tensor<5x3x7xf32>) -> tensor<5x6x7xf32>
 func.func @gather_cols(%x: !kina.tensor<5x3x7xf32, @local>) -> !kina.tensor<5x6x7xf32, @local> {
-  // CHECK: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<5x3x7xf32> to memref<5x3x7xf32>
-  // CHECK: %[[OUT:.*]] = memref.alloc() : memref<5x6x7xf32>
-  // CHECK-DAG: %[[OUTER:.*]] = arith.constant 5 : i64
-  // CHECK-DAG: %[[BLOCK:.*]] = arith.constant 84 : i64
   // CHECK-DAG: %[[SIZE:.*]] = arith.constant 2 : i64
   // CHECK-DAG: %[[STRIDE:.*]] = arith.constant 1 : i64
-  // CHECK: call @kina_collective_all_gather(%{{.*}}, %{{.*}}, %[[OUTER]], %[[BLOCK]], %[[SIZE]], %[[STRIDE]])
+  // CHECK: %[[COORD:.*]] = call @kina_collective_coordinate(%[[SIZE]], %[[STRIDE]]) : (i64, i64) -> i64
+  // CHECK: %[[C:.*]] = arith.index_cast %[[COORD]] : i64 to index
+  // CHECK: %[[LOCAL:.*]] = arith.constant 3 : index
+  // CHECK: %[[OFFSET:.*]] = arith.muli %[[C]], %[[LOCAL]]
+  // CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<5x6x7xf32>
+  // CHECK: %[[PLACED:.*]] = tensor.insert_slice %[[X]] into %[[EMPTY]][0, %[[OFFSET]], 0] [5, 3, 7] [1, 1, 1]
+  // CHECK: %[[OUT:.*]] = bufferization.to_buffer %[[PLACED]] : tensor<5x6x7xf32> to memref<5x6x7xf32>
+  // CHECK: %[[ADDRESS:.*]] = memref.extract_aligned_pointer_as_index %[[OUT]]
+  // CHECK: %[[A:.*]] = arith.index_cast %[[ADDRESS]] : index to i64
+  // CHECK-DAG: %[[OUTER:.*]] = arith.constant 5 : i64
+  // CHECK-DAG: %[[BLOCK:.*]] = arith.constant 84 : i64
+  // CHECK-DAG: %[[SIZE2:.*]] = arith.constant 2 : i64
+  // CHECK-DAG: %[[STRIDE2:.*]] = arith.constant 1 : i64
+  // CHECK: call @kina_collective_all_gather(%[[A]], %[[OUTER]], %[[BLOCK]], %[[SIZE2]], %[[STRIDE2]])
   // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
   // CHECK: return %[[R]]
   %g = kina.all_gather %x[axis = 1, over = "cols"] : !kina.tensor<5x3x7xf32, @local> -> !kina.tensor<5x6x7xf32, @local>
   return %g : !kina.tensor<5x6x7xf32, @local>
+}
+
+// An input reshaped by adding unit dims is inserted from before the
+// reshape (rank-reducing), where its producer's fresh tensor can be found.
+// CHECK-LABEL: func.func @gather_reshaped
+func.func @gather_reshaped(%x: !kina.tensor<4x3xf32, @local>) -> !kina.tensor<1x4x6xf32, @local> {
+  // CHECK: %[[M:.*]] = linalg.generic
+  // CHECK-NOT: tensor.expand_shape
+  // CHECK: tensor.insert_slice %[[M]] into %{{.*}}[0, 0, %{{.*}}] [1, 4, 3] [1, 1, 1] : tensor<4x3xf32> into tensor<1x4x6xf32>
+  %e = kina.exp %x : !kina.tensor<4x3xf32, @local>
+  %r = kina.reshape %e to [1, 4, 3] : !kina.tensor<4x3xf32, @local> -> !kina.tensor<1x4x3xf32, @local>
+  %g = kina.all_gather %r[axis = 2, over = "cols"] : !kina.tensor<1x4x3xf32, @local> -> !kina.tensor<1x4x6xf32, @local>
+  return %g : !kina.tensor<1x4x6xf32, @local>
 }
 
 // CHECK-LABEL: func.func @sum_rows
@@ -49,5 +74,6 @@ func.func @scatter_and_move(%x: !kina.tensor<4x4xf32, @local>) -> !kina.tensor<6
 
 // One declaration per runtime function, on i64s; no mesh is left.
 // CHECK-NOT: kina.mesh
-// CHECK-DAG: func.func private @kina_collective_all_gather(i64, i64, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @kina_collective_coordinate(i64, i64) -> i64
+// CHECK-DAG: func.func private @kina_collective_all_gather(i64, i64, i64, i64, i64)
 // CHECK-DAG: func.func private @kina_collective_all_reduce(i64, i64, i64, i64, i64, i64, i64)
