@@ -54,8 +54,19 @@ int64_t elementBytes(Type element) {
   return element.getIntOrFloatBitWidth() / 8;
 }
 
-/// The group of `op`'s mesh axis, or an error on `op`.
-template <typename Op> FailureOr<Group> groupOf(Op op) {
+bool isPerDevice(Operation *op) {
+  return cast<KinaTensorType>(op->getResult(0).getType())
+      .getPlacement()
+      .isLocal();
+}
+
+/// The group of `op`'s mesh axis: a match failure when `op` is not
+/// per-device (the host form lowers it elsewhere), an error on `op` when the
+/// module's mesh lacks the axis.
+template <typename Op>
+FailureOr<Group> perDeviceGroup(Op op, PatternRewriter &rewriter) {
+  if (!isPerDevice(op))
+    return rewriter.notifyMatchFailure(op, "not a per-device collective");
   MeshOp mesh = MeshOp::lookup(op);
   std::optional<int64_t> size =
       mesh ? mesh.getAxisSize(op.getOver()) : std::nullopt;
@@ -94,12 +105,6 @@ func::FuncOp declareRuntime(OpBuilder &b, Operation *op, StringRef name,
   return fn;
 }
 
-bool isPerDevice(Operation *op) {
-  return cast<KinaTensorType>(op->getResult(0).getType())
-      .getPlacement()
-      .isLocal();
-}
-
 /// Lowers one collective op `Op`; `arguments` gives the numbers after the
 /// two buffers, from the op, its local input type and its group.
 template <typename Op> struct CollectiveLowering : KinaPattern<Op> {
@@ -114,9 +119,7 @@ template <typename Op> struct CollectiveLowering : KinaPattern<Op> {
   LogicalResult
   matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!isPerDevice(op))
-      return rewriter.notifyMatchFailure(op, "not a per-device collective");
-    FailureOr<Group> group = groupOf(op);
+    FailureOr<Group> group = perDeviceGroup(op, rewriter);
     if (failed(group))
       return failure();
 
@@ -173,9 +176,7 @@ struct AllGatherLowering : KinaPattern<AllGatherOp> {
   LogicalResult
   matchAndRewrite(AllGatherOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!isPerDevice(op))
-      return rewriter.notifyMatchFailure(op, "not a per-device collective");
-    FailureOr<Group> group = groupOf(op);
+    FailureOr<Group> group = perDeviceGroup(op, rewriter);
     if (failed(group))
       return failure();
     Location loc = op.getLoc();
