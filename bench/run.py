@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Kina's benchmark: one command, every figure side by side.
 
-    /usr/bin/python3 bench/run.py [--quick] [--repeats N]
+    /usr/bin/python3 bench/run.py [--quick] [--repeats N] [--only 4,5]
 
 1. the toy StoryLM-0 forward per call: Kina through the Python API and the
    raw C ABI, against the same algebra in NumPy and PyTorch;
@@ -356,41 +356,21 @@ def spread(result):
                                      result["high"] * 1e3)
 
 
+def us(seconds):
+    return "%8.2f us" % (seconds * 1e6)
+
+
+def ms(seconds):
+    return "%8.1f ms" % (seconds * 1e3)
+
+
 def gen_realistic(*options):
     return subprocess.run([sys.executable, str(ROOT / "scripts/gen_storylm.py"),
                            "--realistic", *options], check=True,
                           capture_output=True, text=True).stdout
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--quick", action="store_true",
-                        help="fewer repeats, skip the largest sgemm")
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
-    if args.worker:
-        print(json.dumps(worker(json.loads(args.worker))))
-        return
-    r = 3 if args.quick else args.repeats
-    print("environment: OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s (unset in "
-          "the baselines' processes)" % tuple(
-              os.environ.get(var, "unset") for var in OPENBLAS_PINS))
-    with open("/proc/cpuinfo") as cpuinfo:
-        info = cpuinfo.read()
-    model = next((line.split(":", 1)[1].strip()
-                  for line in info.splitlines()
-                  if line.startswith("model name")), "unknown")
-    avx512 = "avx512f" in info
-    core, isa = measure_peak()
-    PEAK_GFLOPS.update({1: core, 2: 2 * core})
-    print("this CPU: %s, %s; fp32 FMA peak measured %.1f GFLOP/s per core "
-          "with %s FMAs (bench/fma_peak.c), %.1f on two" % (
-              model, "AVX-512" if avx512 else "AVX2, no AVX-512", core,
-              isa, 2 * core))
-    us = lambda s: "%8.2f us" % (s * 1e6)
-    ms = lambda s: "%8.1f ms" % (s * 1e3)
-
+def toy_section(r, **_):
     print("== 1. toy StoryLM-0 forward, per call (1 thread)")
     toy = {"kina (Python API)": spawn("toy-kina", repeats=r)["seconds"],
            "kina (C ABI)": c_abi_toy(),
@@ -401,9 +381,10 @@ def main():
         print("  %-20s %s   %5.2fx the faster baseline" %
               (name, us(seconds), best / seconds))
 
-    print("\n== 2. realistic forward, T=128 H=12 Dh=64 D=768 V=32000 "
+
+def realistic_section(r, source, **_):
+    print("== 2. realistic forward, T=128 H=12 Dh=64 D=768 V=32000 "
           "(%.2f GFLOP)" % REALISTIC_GFLOP)
-    source = gen_realistic()
     for threads in (1, 2):
         kina, numpy_, torch_ = interleaved(
             [("realistic-kina", dict(source=source)), ("realistic-numpy", {}),
@@ -422,9 +403,11 @@ def main():
         print("    NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
         print("    PyTorch: %s" % "; ".join(torch_["blas"]))
 
-    print("\n== 3. sgemm (peak %.0f GFLOP/s per core)" % PEAK_GFLOPS[1])
+
+def sgemm_section(r, quick, **_):
+    print("== 3. sgemm (peak %.0f GFLOP/s per core)" % PEAK_GFLOPS[1])
     for m, k, n in SGEMM:
-        if args.quick and m * k * n > QUICK_SGEMM_LIMIT:
+        if quick and m * k * n > QUICK_SGEMM_LIMIT:
             continue
         # The model's shapes (lm_head, decode steps) on both thread counts.
         for threads in (1, 2) if n == REALISTIC["V"] else (1,):
@@ -443,9 +426,10 @@ def main():
                       numpy_["seconds"] / kina["seconds"]))
     print("  NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
 
-    print("\n== 4. N devices: the realistic forward with lm_head split 2 ways "
+
+def devices_section(r, source, vocab_source, **_):
+    print("== 4. N devices: the realistic forward with lm_head split 2 ways "
           "(--shard vocab), one thread per device")
-    vocab_source = gen_realistic("--shard", "vocab")
     one, simulated = interleaved(
         [("realistic-kina", dict(source=source)),
          ("sharded-simulator", dict(source=vocab_source))], 1, r)
@@ -466,7 +450,9 @@ def main():
                   mpi[2] * 1e3, " / ".join("%.1f" % (c * 1e3)
                                            for c in mpi[3])))
 
-    print("\n== 5. GPT forward (scripts/gen_gpt.py: 12 layers, D=768, H=12, "
+
+def gpt_section(r, **_):
+    print("== 5. GPT forward (scripts/gen_gpt.py: 12 layers, D=768, H=12, "
           "T=128, V=32000)")
     sys.path.insert(0, str(ROOT / "python" / "kina"))
     import gpt as gpt_config  # pure Python: the model's shape and FLOPs
@@ -500,15 +486,70 @@ def main():
                   ms(mpi[0]), one_rank / mpi[0], mpi[1] / 1e6, mpi[2] * 1e3,
                   " / ".join("%.1f" % (c * 1e3) for c in mpi[3])))
 
-    print("\n== 6. compile time (.kina to a loaded .so)")
+
+def compile_section(r, source, vocab_source, **_):
+    print("== 6. compile time (.kina to a loaded .so)")
     sources = [(p.name, p.read_text()) for p in
                sorted((ROOT / "examples").glob("*.kina"))]
     sources.append(("realistic (gen_storylm.py --realistic)", source))
     sources.append(("realistic, lm_head split 2 ways (--shard vocab)",
-                    gen_realistic("--shard", "vocab")))
+                    vocab_source))
     for name, text in sources:
         seconds = spawn("compile", 1, r, source=text, name=name)["seconds"]
         print("  %-40s %s" % (name, ms(seconds)))
+
+
+def section_numbers(text):
+    """--only's value: section numbers separated by commas."""
+    try:
+        return [int(n) for n in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "expected section numbers separated by commas, got %r" % text)
+
+
+SECTIONS = [toy_section, realistic_section, sgemm_section, devices_section,
+            gpt_section, compile_section]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer repeats, skip the largest sgemm")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", type=section_numbers,
+                        default=list(range(1, len(SECTIONS) + 1)),
+                        help="the sections to run, e.g. 4,5 (default: all)")
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return
+    unknown = [n for n in args.only if not 1 <= n <= len(SECTIONS)]
+    if unknown:
+        parser.error("--only: no section %s (sections are 1-%d)" % (
+            ", ".join(map(str, unknown)), len(SECTIONS)))
+    r = 3 if args.quick else args.repeats
+    print("environment: OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s (unset in "
+          "the baselines' processes)" % tuple(
+              os.environ.get(var, "unset") for var in OPENBLAS_PINS))
+    with open("/proc/cpuinfo") as cpuinfo:
+        info = cpuinfo.read()
+    model = next((line.split(":", 1)[1].strip()
+                  for line in info.splitlines()
+                  if line.startswith("model name")), "unknown")
+    avx512 = "avx512f" in info
+    core, isa = measure_peak()
+    PEAK_GFLOPS.update({1: core, 2: 2 * core})
+    print("this CPU: %s, %s; fp32 FMA peak measured %.1f GFLOP/s per core "
+          "with %s FMAs (bench/fma_peak.c), %.1f on two" % (
+              model, "AVX-512" if avx512 else "AVX2, no AVX-512", core,
+              isa, 2 * core))
+    context = dict(r=r, quick=args.quick, source=gen_realistic(),
+                   vocab_source=gen_realistic("--shard", "vocab"))
+    for number in args.only:
+        print()
+        SECTIONS[number - 1](**context)
 
 
 if __name__ == "__main__":
