@@ -27,6 +27,9 @@ using namespace kina;
 
 namespace {
 
+/// How long a device at a barrier polls for the last one before it sleeps.
+constexpr std::chrono::microseconds kPollBeforeSleeping{200};
+
 class ThreadMesh {
 public:
   ThreadMesh(int devices, std::chrono::milliseconds timeout)
@@ -80,7 +83,9 @@ private:
   std::mutex mutex;
   std::condition_variable wake;
   int arrived = 0;
-  uint64_t generation = 0;
+  // Written under `mutex`; read without it by devices polling at a
+  // barrier.
+  std::atomic<uint64_t> generation{0};
   bool failed = false;
   std::string failure;
   std::vector<Post> posts;
@@ -97,6 +102,16 @@ bool ThreadMesh::barrier(std::unique_lock<std::mutex> &lock,
     wake.notify_all();
     return !failed;
   }
+  // The others are usually close behind (the devices run the same
+  // program): poll a little before sleeping, since waking a sleeping
+  // thread costs more than the wait (an interrupt to its core; in a
+  // virtual machine, one to its host).
+  lock.unlock();
+  auto pollUntil = std::chrono::steady_clock::now() + kPollBeforeSleeping;
+  while (generation.load(std::memory_order_acquire) == mine &&
+         std::chrono::steady_clock::now() < pollUntil)
+    std::this_thread::yield();
+  lock.lock();
   // Even after a failure, wait for the others: they may still be reading
   // this device's send buffer. Only the timeout gives up on them.
   if (!wake.wait_for(lock, timeout, [&] { return generation != mine; })) {
