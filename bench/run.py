@@ -22,8 +22,9 @@
 
 Every figure is the median of --repeats runs, with their range; ratios
 are taken within one run. The runs compared in a ratio are measured in
-turns (a process of each, 3 calls, --repeats rounds), so that a shared
-host whose speed drifts slows them alike. Each measurement runs in its
+turns (a process of each, 3 calls, --repeats rounds; for two ranks, an
+`mpirun` of 2 warm-up runs and 3 timed ones), so that a shared host whose
+speed drifts slows them alike. Each measurement runs in its
 own process, so that thread counts are fixed before NumPy or PyTorch
 load. The baselines' processes run without OPENBLAS_CORETYPE and
 OPENBLAS_L2_SIZE (which the machine may set for older OpenBLAS builds), so
@@ -236,15 +237,17 @@ def spawn(what, threads=1, repeats=5, **extra):
 
 
 def interleaved(runs, threads, repeats):
-    """Each of `runs` ((what, extra) pairs) measured in turns: `repeats`
-    rounds, each starting one process per run that times 3 calls, so that
-    a host whose speed drifts (a shared machine) slows every run alike and
-    their ratios stay fair. Per run: the median and range of all its
-    calls, with the other fields of its last round."""
+    """Each of `runs` measured in turns: `repeats` rounds, each starting one
+    process per run that times 3 calls, so that a host whose speed drifts
+    (a shared machine) slows every run alike and their ratios stay fair. A
+    run is a (what, extra) pair for `spawn`, or a function of no arguments
+    that measures one round itself (a `mpirun`). Per run: the median and
+    range of all its calls, with the other fields of its last round."""
     merged = [None] * len(runs)
     for _ in range(repeats):
-        for i, (what, extra) in enumerate(runs):
-            result = spawn(what, threads, CALLS_PER_ROUND, **extra)
+        for i, run in enumerate(runs):
+            result = run() if callable(run) else spawn(
+                run[0], threads, CALLS_PER_ROUND, **run[1])
             samples = (merged[i]["samples"] if merged[i] else []) + \
                 result["samples"]
             merged[i] = dict(result, samples=samples,
@@ -253,35 +256,49 @@ def interleaved(runs, threads, repeats):
     return merged
 
 
-def run_on_two_ranks(module, function, arrays, repeats):
-    """`function` of the compiled `module` on `mpirun -n 2`, one thread per
-    rank, on the global `arrays` (by parameter name): (rank 0's median
-    seconds per run, bytes moved, seconds in collectives summed over the
-    ranks, each rank's median time outside collectives)."""
-    import numpy as np
-    with tempfile.TemporaryDirectory() as directory:
-        path = lambda name: os.path.join(directory, name)
-        module.save(path("model.so"))
-        np.savez(path("in.npz"), **arrays)
+class TwoRanks:
+    """`function` of a compiled module on `mpirun -n 2`, one thread per
+    rank, on the global arrays (by parameter name): the module and its
+    inputs saved once; each call is one `mpirun` (MPI_WARMUP runs, then
+    CALLS_PER_ROUND timed) and returns its round like `spawn` does: rank
+    0's median seconds per run as the sample, the bytes moved and seconds
+    in collectives per run (summed over the ranks) and each rank's median
+    time outside collectives."""
+
+    def __init__(self, module, function, arrays):
+        import numpy as np
+        self.directory = tempfile.TemporaryDirectory()
+        self.function = function
+        module.save(self.path("model.so"))
+        np.savez(self.path("in.npz"), **arrays)
+
+    def path(self, name):
+        return os.path.join(self.directory.name, name)
+
+    def __call__(self):
+        import numpy as np
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    PYTHONPATH=str(ROOT / "build" / "python"))
         for var in THREAD_VARS:
             env[var] = "1"
         subprocess.run(["mpirun", "-n", "2", sys.executable, "-m", "kina.mpi",
-                        path("model.so"), function, path("in.npz"),
-                        path("out.npz"), "--threads", "1", "--warmup",
-                        str(MPI_WARMUP), "--repeat", str(max(repeats, 5))],
+                        self.path("model.so"), self.function,
+                        self.path("in.npz"), self.path("out.npz"),
+                        "--threads", "1", "--warmup", str(MPI_WARMUP),
+                        "--repeat", str(CALLS_PER_ROUND)],
                        env=env, check=True, capture_output=True)
-        with np.load(path("out.npz")) as out:
-            return (float(out["seconds"]), int(out["bytes_moved"]),
-                    float(out["collective_seconds"]),
-                    [float(s) for s in out["compute_seconds"]])
+        with np.load(self.path("out.npz")) as out:
+            return dict(samples=[float(out["seconds"])],
+                        bytes_moved=int(out["bytes_moved"]),
+                        collective_seconds=float(out["collective_seconds"]),
+                        compute_seconds=[float(s) for s in
+                                         out["compute_seconds"]])
 
 
-def sharded_mpi(source, repeats):
-    """The realistic forward with lm_head split 2 ways on `mpirun -n 2`
-    (run_on_two_ranks), or None without OpenMPI."""
+def sharded_mpi(source):
+    """The realistic forward with lm_head split 2 ways on two ranks
+    (TwoRanks), or None without OpenMPI."""
     import shutil
     if not shutil.which("mpirun"):
         return None
@@ -289,14 +306,13 @@ def sharded_mpi(source, repeats):
     import kina
     module = kina.compile(source, "realistic_vocab.kina")
     params = module.functions["storylm0_forward"].params
-    return run_on_two_ranks(
-        module, "storylm0_forward",
-        {p.name: a for p, a in zip(params, realistic_arguments())}, repeats)
+    return TwoRanks(module, "storylm0_forward",
+                    {p.name: a for p, a in zip(params, realistic_arguments())})
 
 
-def gpt_mpi(repeats):
-    """The Megatron-annotated GPT on `mpirun -n 2` (run_on_two_ranks), or
-    None without OpenMPI."""
+def gpt_mpi():
+    """The Megatron-annotated GPT on two ranks (TwoRanks), or None without
+    OpenMPI."""
     import shutil
     if not shutil.which("mpirun"):
         return None
@@ -309,7 +325,7 @@ def gpt_mpi(repeats):
     ids = np.random.default_rng(1).integers(0, cfg.v, (1, cfg.t))
     arrays = dict(zip(gpt.parameter_names(cfg),
                       gpt.arguments(cfg, gpt.weights(cfg, 0), ids)))
-    return run_on_two_ranks(module, "gpt_forward", arrays, repeats)
+    return TwoRanks(module, "gpt_forward", arrays)
 
 
 def c_abi_toy():
@@ -362,6 +378,20 @@ def us(seconds):
 
 def ms(seconds):
     return "%8.1f ms" % (seconds * 1e3)
+
+
+def on_two_ranks(measured, one):
+    """The line of a TwoRanks run (a list of its interleaved result, empty
+    without OpenMPI) against `one` device."""
+    if not measured:
+        return "OpenMPI not installed"
+    mpi = measured[0]
+    return ("%s  %5.2fx   %.1f MB moved, %.1f ms in collectives (both "
+            "ranks); computing %s ms per rank" % (
+                spread(mpi), one["seconds"] / mpi["seconds"],
+                mpi["bytes_moved"] / 1e6, mpi["collective_seconds"] * 1e3,
+                " / ".join("%.1f" % (c * 1e3)
+                           for c in mpi["compute_seconds"])))
 
 
 def gen_realistic(*options):
@@ -430,9 +460,11 @@ def sgemm_section(r, quick, **_):
 def devices_section(r, source, vocab_source, **_):
     print("== 4. N devices: the realistic forward with lm_head split 2 ways "
           "(--shard vocab), one thread per device")
-    one, simulated = interleaved(
+    two_ranks = sharded_mpi(vocab_source)
+    one, simulated, *mpi = interleaved(
         [("realistic-kina", dict(source=source)),
-         ("sharded-simulator", dict(source=vocab_source))], 1, r)
+         ("sharded-simulator", dict(source=vocab_source))] +
+        ([two_ranks] if two_ranks else []), 1, r)
     print("    1 device, 1 thread       %s" % spread(one))
     print("    simulator, 2 devices     %s  %5.2fx   %.1f MB moved, %.1f ms "
           "in collectives (both devices), bit-identical: %s" % (
@@ -440,15 +472,7 @@ def devices_section(r, source, vocab_source, **_):
               simulated["bytes_moved"] / 1e6,
               simulated["collective_seconds"] * 1e3,
               simulated["bit_identical"]))
-    mpi = sharded_mpi(vocab_source, r)
-    if mpi is None:
-        print("    mpirun -n 2: OpenMPI not installed")
-    else:
-        print("    mpirun -n 2              %s  %5.2fx   %.1f MB moved, %.1f ms "
-              "in collectives (both ranks); computing %s ms per rank" % (
-                  ms(mpi[0]), one["seconds"] / mpi[0], mpi[1] / 1e6,
-                  mpi[2] * 1e3, " / ".join("%.1f" % (c * 1e3)
-                                           for c in mpi[3])))
+    print("    mpirun -n 2              %s" % on_two_ranks(mpi, one))
 
 
 def gpt_section(r, **_):
@@ -462,12 +486,14 @@ def gpt_section(r, **_):
         print("    compile%s: %s, peak memory %.0f MiB" % (
             " (Megatron on @mesh([2]))" if mesh else "", spread(compiled),
             compiled["peak_mib"]))
-    one_rank = None
+    two_ranks = gpt_mpi()
     for threads in (1, 2):
-        kina_, torch_ = interleaved([("gpt-kina", {}), ("gpt-torch", {})],
-                                    threads, r)
+        # The Megatron form on two ranks takes its turns beside one rank.
+        kina_, torch_, *mpi = interleaved(
+            [("gpt-kina", {}), ("gpt-torch", {})] +
+            ([two_ranks] if two_ranks and threads == 1 else []), threads, r)
         if threads == 1:
-            one_rank = kina_["seconds"]
+            one_rank, megatron = kina_, mpi
         gflops = SMALL_GFLOP / kina_["seconds"]
         print("  %d thread(s): kina %s (%.1f GFLOP/s, %.1f%% of peak)   "
               "PyTorch %s   %.2fx PyTorch; kina vs PyTorch max relative "
@@ -476,15 +502,8 @@ def gpt_section(r, **_):
                               spread(torch_), torch_["seconds"] /
                               kina_["seconds"], kina_["relative_error"]))
     print("    PyTorch: %s" % "; ".join(torch_["blas"]))
-    mpi = gpt_mpi(r)
-    if mpi is None:
-        print("    mpirun -n 2: OpenMPI not installed")
-    else:
-        print("    Megatron, mpirun -n 2 (1 thread per rank): %s  %.2fx one "
-              "rank on 1 thread; %.1f MB moved, %.1f ms in collectives "
-              "(both ranks); computing %s ms per rank" % (
-                  ms(mpi[0]), one_rank / mpi[0], mpi[1] / 1e6, mpi[2] * 1e3,
-                  " / ".join("%.1f" % (c * 1e3) for c in mpi[3])))
+    print("    Megatron, mpirun -n 2 (1 thread per rank, against one rank "
+          "on 1 thread): %s" % on_two_ranks(megatron, one_rank))
 
 
 def compile_section(r, source, vocab_source, **_):
@@ -550,6 +569,12 @@ def main():
     for number in args.only:
         print()
         SECTIONS[number - 1](**context)
+    # A shared host's speed drifts: the same probe again tells how much
+    # over this run (figures of a run that drifted far compare poorly with
+    # another run's).
+    again, _ = measure_peak()
+    print("\nfp32 FMA peak measured again at the end: %.1f GFLOP/s per core "
+          "(%+.0f%% from the start)" % (again, 100 * (again / core - 1)))
 
 
 if __name__ == "__main__":
