@@ -380,12 +380,11 @@ def ms(seconds):
     return "%8.1f ms" % (seconds * 1e3)
 
 
-def on_two_ranks(measured, one):
-    """The line of a TwoRanks run (a list of its interleaved result, empty
-    without OpenMPI) against `one` device."""
-    if not measured:
+def on_two_ranks(mpi, one):
+    """The line of a TwoRanks run's interleaved result (None without
+    OpenMPI) against `one` device's."""
+    if mpi is None:
         return "OpenMPI not installed"
-    mpi = measured[0]
     return ("%s  %5.2fx   %.1f MB moved, %.1f ms in collectives (both "
             "ranks); computing %s ms per rank" % (
                 spread(mpi), one["seconds"] / mpi["seconds"],
@@ -461,10 +460,12 @@ def devices_section(r, source, vocab_source, **_):
     print("== 4. N devices: the realistic forward with lm_head split 2 ways "
           "(--shard vocab), one thread per device")
     two_ranks = sharded_mpi(vocab_source)
-    one, simulated, *mpi = interleaved(
+    results = interleaved(
         [("realistic-kina", dict(source=source)),
          ("sharded-simulator", dict(source=vocab_source))] +
         ([two_ranks] if two_ranks else []), 1, r)
+    one, simulated = results[:2]
+    mpi = results[2] if two_ranks else None
     print("    1 device, 1 thread       %s" % spread(one))
     print("    simulator, 2 devices     %s  %5.2fx   %.1f MB moved, %.1f ms "
           "in collectives (both devices), bit-identical: %s" % (
@@ -489,11 +490,13 @@ def gpt_section(r, **_):
     two_ranks = gpt_mpi()
     for threads in (1, 2):
         # The Megatron form on two ranks takes its turns beside one rank.
-        kina_, torch_, *mpi = interleaved(
+        with_ranks = two_ranks and threads == 1
+        results = interleaved(
             [("gpt-kina", {}), ("gpt-torch", {})] +
-            ([two_ranks] if two_ranks and threads == 1 else []), threads, r)
+            ([two_ranks] if with_ranks else []), threads, r)
+        kina_, torch_ = results[:2]
         if threads == 1:
-            one_rank, megatron = kina_, mpi
+            one_rank, megatron = kina_, results[2] if with_ranks else None
         gflops = SMALL_GFLOP / kina_["seconds"]
         print("  %d thread(s): kina %s (%.1f GFLOP/s, %.1f%% of peak)   "
               "PyTorch %s   %.2fx PyTorch; kina vs PyTorch max relative "
