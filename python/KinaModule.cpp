@@ -12,6 +12,7 @@
 #include "Kina/API/SharedLibrary.h"
 #include "Kina/API/Simulator.h"
 #include "Kina/API/TensorTypes.h"
+#include "Kina/CPU/MatmulTuning.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -353,19 +354,38 @@ PYBIND11_MODULE(_kina, m) {
   m.def(
       "compile_to_file",
       [](const std::string &text, const std::string &filename,
-         const std::string &soPath, bool probes) {
+         const std::string &soPath, bool probes,
+         const std::string &matmulTuning) {
         kina::CompileOutput output;
         {
           py::gil_scoped_release release;
-          output = kina::compileKinaSource(text, filename, soPath, probes);
+          output = kina::compileKinaSource(text, filename, soPath, probes,
+                                           matmulTuning);
         }
         return py::make_tuple(output.ok, output.diagnostics, output.kinaIR,
                               output.linalgIR, output.llvmIR);
       },
       py::arg("text"), py::arg("filename"), py::arg("so_path"),
-      py::arg("probes") = false,
+      py::arg("probes") = false, py::arg("matmul_tuning") = "",
       "Compile .kina source to a shared object: (ok, diagnostics, kina IR, "
       "linalg IR, LLVM IR).");
+
+  m.def(
+      "host_cpu",
+      [] {
+        ::kina::CPUDescription cpu = ::kina::hostCPU();
+        ::kina::MatmulParameters model = ::kina::chooseMatmulParameters(cpu);
+        py::dict parameters;
+        parameters["tile-m"] = model.tileM;
+        parameters["cache-m"] = model.cacheM;
+        parameters["cache-n"] = model.cacheN;
+        parameters["cache-k"] = model.cacheK;
+        parameters["tile-n"] = model.tileN;
+        return py::make_tuple(::kina::cpuKey(cpu), parameters);
+      },
+      "This CPU as tuning files name it, and the matmul parameters the "
+      "analytic model chooses for it: (key, {tile-m, cache-m, cache-n, "
+      "cache-k, tile-n}); tile-n is not tunable.");
 
   m.def(
       "check",

@@ -57,12 +57,14 @@ kina::CompileOutput kina::checkKinaSource(const std::string &text,
 kina::CompileOutput kina::compileKinaSource(const std::string &text,
                                             const std::string &filename,
                                             const std::string &soPath,
-                                            bool probes) {
+                                            bool probes,
+                                            const std::string &matmulTuning) {
   return withImported(
       text, filename, [&](mlir::ModuleOp module, CompileOutput &output) {
         mlir::kina::CompileArtifacts artifacts;
         mlir::kina::CompileOptions options;
         options.probes = probes;
+        options.matmulTuning = matmulTuning;
         bool ok = succeeded(mlir::kina::compileToSharedObject(
             module, soPath, options, &artifacts));
         output.kinaIR = std::move(artifacts.kinaIR);

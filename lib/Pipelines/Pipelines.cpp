@@ -42,7 +42,8 @@ void mlir::kina::buildOneDeviceToLinalgPipeline(OpPassManager &pm) {
 }
 
 void mlir::kina::buildLinalgToLLVMPipeline(
-    OpPassManager &pm, const ::kina::CPUDescription &cpu) {
+    OpPassManager &pm, const ::kina::CPUDescription &cpu,
+    llvm::ArrayRef<::kina::TunedMatmul> tuned) {
   // Register and cache tiles from the target CPU's registers, FMA latency
   // and caches (lib/CPU/MatmulModel.cpp).
   ::kina::MatmulParameters model = ::kina::chooseMatmulParameters(cpu);
@@ -53,6 +54,8 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   matmul.cacheN = model.cacheN;
   matmul.cacheK = model.cacheK;
   matmul.streamRows = model.streamRows;
+  for (const ::kina::TunedMatmul &t : tuned)
+    matmul.tuned.push_back(::kina::formatTunedMatmul(t));
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
   pm.addNestedPass<func::FuncOp>(createTileMatmulsPass(matmul));
   pm.addNestedPass<func::FuncOp>(createSplitParallelOpsPass());

@@ -47,6 +47,12 @@ static llvm::cl::opt<std::string> targetCPU(
                    "or a name Kina knows: znver5, skylake-avx512, ...)"),
     llvm::cl::init("host"));
 
+static llvm::cl::opt<std::string> matmulTuning(
+    "matmul-tuning",
+    llvm::cl::desc("with --kina-to-so, the matmul parameters measured for "
+                   "this CPU (a file python3 -m kina.tune writes)"),
+    llvm::cl::init(""));
+
 /// The path given with `-o`, owned by mlir-translate's driver.
 static std::string outputPath() {
   auto &options = llvm::cl::getRegisteredOptions();
@@ -100,6 +106,7 @@ static LogicalResult translateToSharedObject(
   CompileOptions options;
   options.sanitizeAddress = sanitizeAddress;
   options.targetCPU = targetCPU;
+  options.matmulTuning = matmulTuning;
   if (failed(compileToSharedObject(*module, temporary, options, &artifacts)))
     return failure();
   auto bytes = llvm::MemoryBuffer::getFile(temporary, /*IsText=*/false);

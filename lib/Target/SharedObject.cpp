@@ -284,6 +284,14 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
     return emitError(loc) << "unknown target CPU '" << options.targetCPU
                           << "'; known: " << ::kina::describableCPUNames();
   bool host = options.targetCPU == "host";
+  std::vector<::kina::TunedMatmul> tuned;
+  if (!options.matmulTuning.empty()) {
+    llvm::Expected<std::vector<::kina::TunedMatmul>> read =
+        ::kina::readMatmulTuning(options.matmulTuning, *cpu);
+    if (!read)
+      return emitError(loc) << llvm::toString(read.takeError());
+    tuned = std::move(*read);
+  }
   FailureOr<ModuleSignature> signature = getModuleSignature(kinaModule);
   if (failed(signature))
     return failure();
@@ -323,7 +331,7 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   {
     StageScope stage(context, "lowering linalg to the LLVM dialect");
     PassManager pm(context);
-    buildLinalgToLLVMPipeline(pm, *cpu);
+    buildLinalgToLLVMPipeline(pm, *cpu, tuned);
     if (failed(pm.run(*module)))
       return failure();
   }

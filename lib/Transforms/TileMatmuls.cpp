@@ -12,6 +12,7 @@
 #include "CheckedOptions.h"
 
 #include "Kina/CPU/MatmulModel.h"
+#include "Kina/CPU/MatmulTuning.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -251,30 +252,43 @@ struct TileMatmulsPass
 
   /// What is wrong with the options, if anything.
   std::optional<std::string> badOption() const override {
-    if (tileM < 1 || tileM > ::kina::kMaxTileRows)
-      return "option 'tile-m' must be in [1, " +
-             std::to_string(::kina::kMaxTileRows) + "], got " +
-             std::to_string(tileM);
+    if (std::optional<std::string> bad = ::kina::checkTunedParameters(
+            {0, 0, 0, tileM, cacheM, cacheN, cacheK}))
+      return "option " + *bad;
     if (tileN < 1 || (kVectorColumns % tileN && tileN % kVectorColumns))
       return "option 'tile-n' must divide or be a multiple of " +
              std::to_string(kVectorColumns) + ", got " + std::to_string(tileN);
-    for (auto [name, value] :
-         {std::pair<const char *, int64_t>{"cache-m", cacheM},
-          {"cache-n", cacheN},
-          {"cache-k", cacheK}})
-      if (value < 1)
-        return std::string("option '") + name + "' must be at least 1, got " +
-               std::to_string(value);
     if (parallelThreshold < 1)
       return "option 'parallel-threshold' must be at least 1, got " +
              std::to_string(parallelThreshold);
+    for (const std::string &entry : tuned) {
+      std::optional<::kina::TunedMatmul> t = ::kina::parseTunedMatmul(entry);
+      if (!t)
+        return "option 'tuned': '" + entry +
+               "' is not MxKxN:tile-m:cache-m:cache-n:cache-k";
+      if (std::optional<std::string> bad = ::kina::checkTunedParameters(*t))
+        return "option 'tuned': '" + entry + "': " + *bad;
+    }
     return std::nullopt;
   }
 
+  /// The options for an M x K x N matmul: a `tuned` entry for its shape,
+  /// else the pass's.
+  ::kina::TunedMatmul parametersFor(int64_t m, int64_t k, int64_t n) const {
+    for (const std::string &entry : tuned) {
+      std::optional<::kina::TunedMatmul> t = ::kina::parseTunedMatmul(entry);
+      if (t && t->m == m && t->k == k && t->n == n)
+        return *t;
+    }
+    return {m, k, n, tileM, cacheM, cacheN, cacheK};
+  }
+
   /// Cache tiles visited N, K, M; per (N, K) tile B's block packed into
-  /// strips of tileN columns, which register tiles of tileM rows read.
+  /// strips of tileN columns, which register tiles of registerRows rows
+  /// read.
   LogicalResult tilePacked(RewriterBase &rewriter, Operation *panel,
-                           int64_t tileM0, int64_t tileN0, int64_t tileK0) {
+                           int64_t tileM0, int64_t tileN0, int64_t tileK0,
+                           int64_t registerRows) {
     auto cached = tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
     if (failed(cached))
       return failure();
@@ -295,17 +309,17 @@ struct TileMatmulsPass
             rewriter, strip, *packed,
             cast<scf::ForOp>(strips->loops.front()).getInductionVar(), tileN);
     }
-    // Register tiles of tileM rows; the rows the tile does not divide
+    // Register tiles of registerRows rows; the rows they do not divide
     // form one shorter tile.
     int64_t rows =
         cast<RankedTensorType>(strip.getResult(0).getType()).getDimSize(0);
     SmallVector<std::pair<Operation *, int64_t>, 2> parts = {
-        {strip, std::min(tileM.getValue(), rows)}};
-    if (rows > tileM && rows % tileM) {
-      auto [main, rest] =
-          linalg::splitOp(rewriter, cast<TilingInterface>(strip.getOperation()),
-                          0, rewriter.getIndexAttr(rows / tileM * tileM));
-      parts = {{main, tileM}, {rest, rows % tileM}};
+        {strip, std::min(registerRows, rows)}};
+    if (rows > registerRows && rows % registerRows) {
+      auto [main, rest] = linalg::splitOp(
+          rewriter, cast<TilingInterface>(strip.getOperation()), 0,
+          rewriter.getIndexAttr(rows / registerRows * registerRows));
+      parts = {{main, registerRows}, {rest, rows % registerRows}};
     }
     for (auto [part, height] : parts)
       if (failed(vectorizeRegisterTiles(rewriter, part, height)))
@@ -362,9 +376,10 @@ struct TileMatmulsPass
       // M tile while it is hot. The N tiles are independent: an scf.forall,
       // which kina-outline-parallel-loops hands to the thread pool, when
       // the matmul is worth waking threads for.
-      int64_t tileM0 = cacheTile(m, cacheM);
-      int64_t tileN0 = cacheTile(n, cacheN, tileN);
-      int64_t tileK0 = cacheTile(k, cacheK);
+      ::kina::TunedMatmul p = parametersFor(m, k, n);
+      int64_t tileM0 = cacheTile(m, p.cacheM);
+      int64_t tileN0 = cacheTile(n, p.cacheN, tileN);
+      int64_t tileK0 = cacheTile(k, p.cacheK);
       Operation *panel = op;
       bool streamed = m <= streamRows;
       if (streamed)
@@ -381,7 +396,8 @@ struct TileMatmulsPass
       }
       if (failed(streamed
                      ? tileStreamed(rewriter, panel, k)
-                     : tilePacked(rewriter, panel, tileM0, tileN0, tileK0)))
+                     : tilePacked(rewriter, panel, tileM0, tileN0, tileK0,
+                                  p.tileM)))
         return signalPassFailure();
     }
     // vector.contract of the register tile as outer products; transfers

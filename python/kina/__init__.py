@@ -41,7 +41,8 @@ class Module:
 
     def __init__(self, library, shared_object, ir=None, source=None):
         self._library = library
-        self._source = source  # (text, filename) when compiled here
+        # (text, filename, matmul_tuning) when compiled here
+        self._source = source
         self._probed_module = None
         self._shared_object = shared_object  # bytes, or a path to copy
         self._ir = ir
@@ -143,8 +144,9 @@ class Module:
                     "the per-op report needs the program's source: use "
                     "kina.compile or kina.compile_file (not kina.load), or "
                     "simulate(..., report=False)")
-            text, filename = self._source
-            self._probed_module = _compile(text, filename, probes=True)
+            text, filename, matmul_tuning = self._source
+            self._probed_module = _compile(text, filename, matmul_tuning,
+                                           probes=True)
         return self._probed_module
 
     def _device_function(self, name):
@@ -223,20 +225,25 @@ def check(source, filename="<string>"):
     return kina_ir
 
 
-def compile(source, filename="<string>", num_threads=None):
+def compile(source, filename="<string>", num_threads=None,
+            matmul_tuning=None):
     """Compiles `.kina` source text; raises CompileError. `num_threads`
-    sets Module.num_threads (None: $KINA_NUM_THREADS, else every core)."""
+    sets Module.num_threads (None: $KINA_NUM_THREADS, else every core).
+    `matmul_tuning`: a tuning file measured on this CPU (`python3 -m
+    kina.tune`) whose parameters replace the model's for its shapes."""
     _check_text(source, filename, "compile")
     _thread_count(num_threads)
-    return _with_threads(_compile(source, filename), num_threads)
+    return _with_threads(_compile(source, filename, matmul_tuning),
+                         num_threads)
 
 
-def _compile(source, filename, probes=False):
+def _compile(source, filename, matmul_tuning=None, probes=False):
+    tuning = "" if matmul_tuning is None else os.fspath(matmul_tuning)
     directory = tempfile.mkdtemp(prefix="kina-")
     try:
         path = os.path.join(directory, "module.so")
         ok, diagnostics, kina_ir, linalg_ir, llvm_ir = _kina.compile_to_file(
-            source, filename, path, probes)
+            source, filename, path, probes, tuning)
         if not ok:
             raise CompileError(diagnostics.rstrip())
         with open(path, "rb") as f:
@@ -247,15 +254,17 @@ def _compile(source, filename, probes=False):
         shutil.rmtree(directory, ignore_errors=True)
     return Module(library, shared_object,
                   {"kina": kina_ir, "linalg": linalg_ir, "llvm": llvm_ir},
-                  (source, filename))
+                  (source, filename, matmul_tuning))
 
 
-def compile_file(path, num_threads=None):
-    """Compiles a `.kina` file; diagnostics name it."""
+def compile_file(path, num_threads=None, matmul_tuning=None):
+    """Compiles a `.kina` file; diagnostics name it. The options are
+    compile's."""
     path = os.fspath(path)
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
         text = f.read()
-    return compile(text, filename=path, num_threads=num_threads)
+    return compile(text, filename=path, num_threads=num_threads,
+                   matmul_tuning=matmul_tuning)
 
 
 def load(path, num_threads=None):

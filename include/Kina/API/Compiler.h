@@ -23,10 +23,13 @@ struct CompileOutput {
 /// object at `soPath`. Thread-safe: each call has its own MLIR context.
 /// `probes`: the instrumented form behind the simulator's divergence
 /// report (mlir::kina::CompileOptions::probes), not the usual ABI.
+/// `matmulTuning`: a tuning file for this CPU, or empty (the model's
+/// parameters).
 CompileOutput compileKinaSource(const std::string &text,
                                 const std::string &filename,
                                 const std::string &soPath,
-                                bool probes = false);
+                                bool probes = false,
+                                const std::string &matmulTuning = "");
 
 /// Parses and type-checks only: `ok`, `diagnostics` and `kinaIR`.
 CompileOutput checkKinaSource(const std::string &text,

@@ -9,6 +9,7 @@
 #define KINA_PIPELINES_PIPELINES_H
 
 #include "Kina/CPU/CPU.h"
+#include "Kina/CPU/MatmulTuning.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -49,9 +50,11 @@ inline constexpr llvm::StringLiteral kProbeGlobalAttr = "kina_probe_global";
 /// Upstream tensors to the LLVM dialect: tiling and threads, bufferization
 /// with caller-owned results (each tensor result becomes a last pointer
 /// parameter), loops, and the LLVM dialect with bare-pointer memref
-/// arguments. Kernel parameters (the matmul's tiles) are chosen for `cpu`.
+/// arguments. Kernel parameters (the matmul's tiles) are chosen for `cpu`,
+/// those of the shapes in `tuned` as measured there.
 void buildLinalgToLLVMPipeline(OpPassManager &pm,
-                               const ::kina::CPUDescription &cpu);
+                               const ::kina::CPUDescription &cpu,
+                               llvm::ArrayRef<::kina::TunedMatmul> tuned = {});
 
 /// Both of the above, for the host CPU: kina to bufferized loops in the
 /// LLVM dialect.

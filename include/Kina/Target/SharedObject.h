@@ -30,6 +30,9 @@ struct CompileOptions {
   /// knows (a .so for another CPU may not run here; for inspecting its
   /// code).
   std::string targetCPU = "host";
+  /// A tuning file measured on the target CPU (kina::readMatmulTuning), or
+  /// empty: the analytic model's parameters for every matmul.
+  std::string matmulTuning;
 };
 
 /// Compiles a kina module (it is not modified) to a relocatable object in

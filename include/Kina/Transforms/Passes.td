@@ -108,6 +108,10 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
     column panels; see `kina-outline-parallel-loops`). A static
     `linalg.batch_matmul` becomes an `scf.forall` over its batch of
     `linalg.matmul`s first.
+
+    `tuned` entries, `MxKxN:tile-m:cache-m:cache-n:cache-k`, replace those
+    four options for the matmuls of that shape (a tuning file's entries,
+    `python3 -m kina.tune`).
   }];
   let options = [
     Option<"tileM", "tile-m", "int64_t", /*default=*/"8",
@@ -125,6 +129,8 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
     Option<"parallelThreshold", "parallel-threshold", "int64_t",
            /*default=*/"4194304",
            "M*N*K from which the N cache tiles become an scf.forall">,
+    ListOption<"tuned", "tuned", "std::string",
+               "per shape: MxKxN:tile-m:cache-m:cache-n:cache-k">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
