@@ -24,7 +24,7 @@ struct TuningFile {
   ~TuningFile() { llvm::sys::fs::remove(path); }
 };
 
-const CPUDescription &zen5() { return *describeCPU("znver5"); }
+CPUDescription zen5() { return *describeCPU("znver5"); }
 
 /// A file of the current format for `cpu` with `matmuls` (a JSON list).
 std::string tuningText(const std::string &cpu, const std::string &matmuls) {
