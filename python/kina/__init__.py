@@ -272,3 +272,7 @@ def load(path, num_threads=None):
     _thread_count(num_threads)
     path = os.path.abspath(os.fspath(path))
     return _with_threads(Module(_kina.Library(path), path), num_threads)
+
+
+# Last: kina.tune compiles through `compile` above.
+from . import tune  # noqa: E402

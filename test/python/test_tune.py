@@ -13,6 +13,8 @@ import kina
 from kina import _kina, tune
 
 SHAPE = (16, 128, 64)
+# Child interpreters import the package under test.
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
 MM = tune.matmul_source(*SHAPE)
 
 
@@ -86,9 +88,7 @@ def test_a_file_of_another_cpu_is_refused(tmp_path):
 
 def test_the_command_line_rejects_bad_shapes():
     run = subprocess.run([sys.executable, "-m", "kina.tune", "16x0x64"],
-                         capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-                             sys.path)))
+                         capture_output=True, text=True, env=ENV)
     assert run.returncode == 2
     assert "'16x0x64' is not MxKxN with positive sizes" in run.stderr
 
@@ -99,3 +99,13 @@ def test_the_default_file_is_named_after_the_cpu(monkeypatch, tmp_path):
     assert path.parent == tmp_path / "kina"
     assert path.name.startswith("matmul-") and path.name.endswith(".json")
     assert _kina.host_cpu()[0].split(",")[0].lower() in path.name
+
+
+def test_the_package_exposes_the_tuner():
+    # As the README writes it, after a plain `import kina` (in a fresh
+    # interpreter: this file imported kina.tune already).
+    run = subprocess.run([sys.executable, "-c",
+                          "import kina; print(kina.tune.default_path())"],
+                         capture_output=True, text=True, env=ENV)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == str(tune.default_path())
