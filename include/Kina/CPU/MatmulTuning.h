@@ -45,7 +45,7 @@ std::string formatTunedMatmul(const TunedMatmul &t);
 /// with positive numbers (the parameters are not checked).
 std::optional<TunedMatmul> parseTunedMatmul(llvm::StringRef text);
 
-/// The entries of the tuning file at `path` (docs/design.md shows the
+/// The entries of the tuning file at `path` (docs/interfaces.md shows the
 /// format) for `cpu`. Errors name the file, and the line and column or
 /// the entry at fault: unreadable, not JSON, another format version,
 /// measured on another CPU, a missing or out-of-range field.
