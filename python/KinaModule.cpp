@@ -12,7 +12,6 @@
 #include "Kina/API/SharedLibrary.h"
 #include "Kina/API/Simulator.h"
 #include "Kina/API/TensorTypes.h"
-#include "Kina/CPU/MatmulTuning.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -373,15 +372,14 @@ PYBIND11_MODULE(_kina, m) {
   m.def(
       "host_cpu",
       [] {
-        ::kina::CPUDescription cpu = ::kina::hostCPU();
-        ::kina::MatmulParameters model = ::kina::chooseMatmulParameters(cpu);
+        kina::HostMatmulModel model = kina::describeHostMatmulModel();
         py::dict parameters;
         parameters["tile-m"] = model.tileM;
         parameters["cache-m"] = model.cacheM;
         parameters["cache-n"] = model.cacheN;
         parameters["cache-k"] = model.cacheK;
         parameters["tile-n"] = model.tileN;
-        return py::make_tuple(::kina::cpuKey(cpu), parameters);
+        return py::make_tuple(model.cpuKey, parameters);
       },
       "This CPU as tuning files name it, and the matmul parameters the "
       "analytic model chooses for it: (key, {tile-m, cache-m, cache-n, "

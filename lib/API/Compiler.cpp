@@ -1,6 +1,7 @@
 //===- Compiler.cpp - `.kina` source to a shared object -------------------===//
 #include "Kina/API/Compiler.h"
 
+#include "Kina/CPU/MatmulTuning.h"
 #include "Kina/Frontend/MLIRGen.h"
 #include "Kina/Target/SharedObject.h"
 
@@ -72,4 +73,11 @@ kina::CompileOutput kina::compileKinaSource(const std::string &text,
         output.llvmIR = std::move(artifacts.llvmIR);
         return ok;
       });
+}
+
+kina::HostMatmulModel kina::describeHostMatmulModel() {
+  CPUDescription cpu = hostCPU();
+  MatmulParameters model = chooseMatmulParameters(cpu);
+  return {cpuKey(cpu),  model.tileM,  model.tileN,
+          model.cacheM, model.cacheN, model.cacheK};
 }

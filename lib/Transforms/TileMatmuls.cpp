@@ -272,14 +272,13 @@ struct TileMatmulsPass
     return std::nullopt;
   }
 
-  /// The options for an M x K x N matmul: a `tuned` entry for its shape,
-  /// else the pass's.
-  ::kina::TunedMatmul parametersFor(int64_t m, int64_t k, int64_t n) const {
-    for (const std::string &entry : tuned) {
-      std::optional<::kina::TunedMatmul> t = ::kina::parseTunedMatmul(entry);
-      if (t && t->m == m && t->k == k && t->n == n)
-        return *t;
-    }
+  /// The options for an M x K x N matmul: its entry in `entries` (the
+  /// `tuned` option, parsed), else the pass's.
+  ::kina::TunedMatmul parametersFor(ArrayRef<::kina::TunedMatmul> entries,
+                                    int64_t m, int64_t k, int64_t n) const {
+    for (const ::kina::TunedMatmul &t : entries)
+      if (t.m == m && t.k == k && t.n == n)
+        return t;
     return {m, k, n, tileM, cacheM, cacheN, cacheK};
   }
 
@@ -345,6 +344,10 @@ struct TileMatmulsPass
   void runOnOperation() override {
     if (!optionsAreValid())
       return;
+    // Valid options: every entry parses.
+    SmallVector<::kina::TunedMatmul> entries;
+    for (const std::string &entry : tuned)
+      entries.push_back(*::kina::parseTunedMatmul(entry));
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::BatchMatmulOp> batched;
     // Static shapes on tensors, the result's columns a multiple of tileN.
@@ -376,7 +379,7 @@ struct TileMatmulsPass
       // M tile while it is hot. The N tiles are independent: an scf.forall,
       // which kina-outline-parallel-loops hands to the thread pool, when
       // the matmul is worth waking threads for.
-      ::kina::TunedMatmul p = parametersFor(m, k, n);
+      ::kina::TunedMatmul p = parametersFor(entries, m, k, n);
       int64_t tileM0 = cacheTile(m, p.cacheM);
       int64_t tileN0 = cacheTile(n, p.cacheN, tileN);
       int64_t tileK0 = cacheTile(k, p.cacheK);

@@ -7,6 +7,7 @@
 #ifndef KINA_API_COMPILER_H
 #define KINA_API_COMPILER_H
 
+#include <cstdint>
 #include <string>
 
 namespace kina {
@@ -30,6 +31,15 @@ CompileOutput compileKinaSource(const std::string &text,
                                 const std::string &soPath,
                                 bool probes = false,
                                 const std::string &matmulTuning = "");
+
+/// This CPU as tuning files name it (kina::cpuKey), and the matmul
+/// parameters the analytic model chooses for it: what `python3 -m
+/// kina.tune` starts from.
+struct HostMatmulModel {
+  std::string cpuKey;
+  int64_t tileM = 0, tileN = 0, cacheM = 0, cacheN = 0, cacheK = 0;
+};
+HostMatmulModel describeHostMatmulModel();
 
 /// Parses and type-checks only: `ok`, `diagnostics` and `kinaIR`.
 CompileOutput checkKinaSource(const std::string &text,
