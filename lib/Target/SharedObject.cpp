@@ -11,6 +11,7 @@
 
 #include "Kina/Config.h"
 #include "Kina/Pipelines/Pipelines.h"
+#include "Kina/Target/OutlineLoops.h"
 #include "Kina/Target/Runtime.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -200,6 +201,7 @@ static LogicalResult addCInterface(llvm::Module &module,
 
 static void optimize(llvm::Module &module, llvm::TargetMachine &machine,
                      const CompileOptions &options) {
+  outlineTopLevelLoops(module);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;

@@ -1,6 +1,8 @@
 """Every kina op, compiled to a .so and called through the C ABI, against
 NumPy. One module holds all the functions: several functions of one .so."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -262,3 +264,18 @@ def test_nan_and_inf_propagate(so):
     x[1, 2, 3] = np.nan
     out = run(so, "softmax2", x)
     assert np.all(np.isnan(out[1, 2])) and not np.any(np.isnan(out[0]))
+
+
+def test_long_function_split_into_loop_functions(tmp_path):
+    """Inputs/long-function.kina: 27 top-level loops, each moved into a
+    function of its own before LLVM optimizes (outline-loops.test)."""
+    text = (Path(__file__).parent / "Inputs" / "long-function.kina").read_text()
+    so = abi.compile_text(text, tmp_path, "long")
+    x, w = f32(3, 5), f32(5, 5)
+    y = x
+    for _ in range(9):
+        z = y @ w
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        y = e / e.sum(axis=1, keepdims=True)
+    close(run(so, "long_chain", x, w), y)
+    close(run(so, "short", x, w), x @ w)

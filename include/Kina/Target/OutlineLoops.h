@@ -1,0 +1,16 @@
+//===- OutlineLoops.h - Split long functions for LLVM -----------*- C++ -*-===//
+#ifndef KINA_TARGET_OUTLINELOOPS_H
+#define KINA_TARGET_OUTLINELOOPS_H
+
+#include "llvm/IR/Module.h"
+
+namespace mlir::kina {
+
+/// Moves each top-level loop of a function with many of them (a model's
+/// whole forward, one loop nest per small op) into a function of its own,
+/// never inlined. Returns the number of loops moved.
+unsigned outlineTopLevelLoops(llvm::Module &module);
+
+} // namespace mlir::kina
+
+#endif // KINA_TARGET_OUTLINELOOPS_H
