@@ -172,8 +172,9 @@ def worker(spec):
             fn = lambda: a @ b
         else:
             import kina
+            from kina.tune import matmul_source
             module = (kina.load(spec["so"]) if "so" in spec else
-                      kina.compile(sgemm_source(m, k, n)))
+                      kina.compile(matmul_source(m, k, n)))
             fn = lambda: module.mm(a, b)
         return timing(fn, repeats,
                       blas=blas_info() if what == "sgemm-numpy" else [])
@@ -405,13 +406,6 @@ def on_two_ranks(mpi, one):
                            for c in mpi["compute_seconds"])))
 
 
-def sgemm_source(m, k, n):
-    return ("fn mm(a: Tensor[F32, [%d, %d], @host], "
-            "b: Tensor[F32, [%d, %d], @host]) -> "
-            "Tensor[F32, [%d, %d], @host] {\n  return a @ b\n}\n" %
-            (m, k, k, n, m, n))
-
-
 def compile_for(cpu, source, directory, name):
     """`source` compiled for `cpu` (kina-translate --target-cpu) into
     `directory`; the .so's path."""
@@ -572,14 +566,16 @@ def avx2_standin_section(r, source, **_):
     peak, isa = measure_peak(AVX2_STANDIN_CPU)
     print("    peak %.1f GFLOP/s per core with %s FMAs; this CPU's caches "
           "and pipes, not a Zen 3's" % (peak, isa))
+    sys.path.insert(0, str(ROOT / "build" / "python"))
+    from kina.tune import matmul_source
     with tempfile.TemporaryDirectory() as tmp:
         forward = compile_for(AVX2_STANDIN_CPU, source, tmp, "realistic")
-        lm_head = compile_for(AVX2_STANDIN_CPU, sgemm_source(
+        lm_head = compile_for(AVX2_STANDIN_CPU, matmul_source(
             128, REALISTIC["D"], REALISTIC["V"]), tmp, "lm_head")
         baseline = dict(blas_core=AVX2_STANDIN_BLAS)
         for threads in (1, 2):
             kina, numpy_, torch_ = interleaved(
-                [("realistic-kina", dict(so=forward, source=source)),
+                [("realistic-kina", dict(so=forward)),
                  ("realistic-numpy", baseline), ("realistic-torch", baseline)],
                 threads, r)
             best = min(numpy_["seconds"], torch_["seconds"])

@@ -25,12 +25,11 @@ using namespace llvm;
 // (a parallel task, a small program).
 static constexpr size_t kMinTopLevelLoops = 16;
 
-unsigned mlir::kina::outlineTopLevelLoops(Module &module) {
+void mlir::kina::outlineTopLevelLoops(Module &module) {
   SmallVector<Function *> functions;
   for (Function &fn : module)
     if (!fn.isDeclaration() && !fn.hasOptNone())
       functions.push_back(&fn);
-  unsigned outlined = 0;
   for (Function *fn : functions) {
     DominatorTree dominators(*fn);
     LoopInfo loops(dominators);
@@ -46,12 +45,9 @@ unsigned mlir::kina::outlineTopLevelLoops(Module &module) {
                               /*BPI=*/nullptr, /*AC=*/nullptr,
                               /*AllowVarArgs=*/false, /*AllowAlloca=*/false,
                               /*AllocationBlock=*/nullptr, /*Suffix=*/"loop");
-      if (Function *loopFunction = extractor.extractCodeRegion(cache)) {
-        // Inlined back, the long function and its walks would return.
+      // Inlined back, the long function and its walks would return.
+      if (Function *loopFunction = extractor.extractCodeRegion(cache))
         loopFunction->addFnAttr(Attribute::NoInline);
-        ++outlined;
-      }
     }
   }
-  return outlined;
 }

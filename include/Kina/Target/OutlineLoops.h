@@ -8,8 +8,8 @@ namespace mlir::kina {
 
 /// Moves each top-level loop of a function with many of them (a model's
 /// whole forward, one loop nest per small op) into a function of its own,
-/// never inlined. Returns the number of loops moved.
-unsigned outlineTopLevelLoops(llvm::Module &module);
+/// never inlined.
+void outlineTopLevelLoops(llvm::Module &module);
 
 } // namespace mlir::kina
 
