@@ -11,7 +11,7 @@
 #include "FuzzSupport.h"
 
 #include "Kina/Frontend/MLIRGen.h"
-#include "Kina/Target/SharedObject.h"
+#include "Kina/API/CompileModule.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"

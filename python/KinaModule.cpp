@@ -332,12 +332,62 @@ py::tuple runDevice(const Library &library, size_t index, uintptr_t device,
   return py::make_tuple(result, status);
 }
 
+/// A tensor of the signature as Python reads it: the keys of the JSON
+/// that renderSignatureJson writes, plus `numpy_dtype`.
 py::dict toDict(const kina::TensorSignature &t, bool named) {
   py::dict d;
   if (named)
     d["name"] = t.name;
   d["dtype"] = std::string(kina::dtypeInfo(t.dtype).name);
+  d["numpy_dtype"] = numpyDtype(t.dtype);
   d["shape"] = py::tuple(py::cast(t.shape));
+  if (t.placement) {
+    py::dict global;
+    global["placement"] = t.placement->text;
+    global["shape"] = py::tuple(py::cast(t.placement->shape));
+    global["split"] = py::tuple(py::cast(t.placement->splitOver));
+    global["partial"] = py::tuple(py::cast(t.placement->partialOver));
+    d["global"] = global;
+  }
+  return d;
+}
+
+py::dict toDict(const kina::FunctionSignature &fn) {
+  py::list params, probes;
+  for (const kina::TensorSignature &param : fn.params)
+    params.append(toDict(param, true));
+  for (const kina::Probe &probe : fn.probes) {
+    py::dict entry;
+    entry["op"] = probe.op;
+    entry["location"] = probe.location;
+    entry["tensor"] = toDict(probe.tensor, false);
+    probes.append(entry);
+  }
+  py::dict entry;
+  entry["name"] = fn.name;
+  entry["params"] = params;
+  entry["result"] = toDict(fn.result, false);
+  entry["probes"] = probes;
+  return entry;
+}
+
+/// The whole signature, parsed once in C++ (kina::parseSignatureJson).
+py::dict toDict(const kina::ModuleSignature &signature) {
+  py::list functions, mesh, devices;
+  for (const kina::FunctionSignature &fn : signature.functions)
+    functions.append(toDict(fn));
+  for (const kina::MeshAxis &axis : signature.mesh) {
+    py::dict entry;
+    entry["name"] = axis.name;
+    entry["size"] = axis.size;
+    mesh.append(entry);
+  }
+  for (const kina::FunctionSignature &fn : signature.devices)
+    devices.append(toDict(fn));
+  py::dict d;
+  d["functions"] = functions;
+  d["mesh"] = mesh;
+  d["devices"] = devices;
   return d;
 }
 
@@ -405,27 +455,14 @@ PYBIND11_MODULE(_kina, m) {
 
   py::class_<Library, std::shared_ptr<Library>>(m, "Library")
       .def(py::init<const std::string &>(), py::arg("path"))
-      .def_property_readonly("signature",
-                             [](const Library &library) {
-                               py::list functions;
-                               for (const auto &fn :
-                                    library.shared->signature().functions) {
-                                 py::list params;
-                                 for (const auto &param : fn.params)
-                                   params.append(toDict(param, true));
-                                 py::dict entry;
-                                 entry["name"] = fn.name;
-                                 entry["params"] = params;
-                                 entry["result"] = toDict(fn.result, false);
-                                 functions.append(entry);
-                               }
-                               return functions;
-                             })
-      .def_property_readonly("signature_json",
-                             [](const Library &library) {
-                               return kina::renderSignatureJson(
-                                   library.shared->signature());
-                             })
+      .def_property_readonly(
+          "signature",
+          [](const Library &library) {
+            return toDict(library.shared->signature());
+          },
+          "What the .so exports: {functions, mesh, devices}, each function "
+          "{name, params, result, probes}, each tensor {name, dtype, "
+          "numpy_dtype, shape, global}.")
       .def("run_device", &runDevice, py::arg("index"), py::arg("device"),
            py::arg("inputs"))
       .def("simulate", &simulate, py::arg("index"), py::arg("per_device"),

@@ -16,6 +16,7 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%kina_src", config.kina_src_root))
 config.substitutions.append(("%kina_tools_dir", config.kina_tools_dir))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%cmake", config.cmake_command))
 config.environment["PYTHONPATH"] = os.path.join(config.kina_obj_root, "python")
 
 llvm_config.with_system_env_vars_as_needed = False

@@ -3,7 +3,7 @@
 
 #include "Kina/CPU/MatmulTuning.h"
 #include "Kina/Frontend/MLIRGen.h"
-#include "Kina/Target/SharedObject.h"
+#include "Kina/API/CompileModule.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

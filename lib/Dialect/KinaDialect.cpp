@@ -61,6 +61,21 @@ LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
              << "'" << name.getValue() << "' is a unit attribute of a function";
     return success();
   }
+  if (name == getProbeAttrHelper().getName() ||
+      name == getProbeGlobalAttrHelper().getName()) {
+    bool onValue = op->getNumResults() == 1 &&
+                   isa<KinaTensorType>(op->getResult(0).getType());
+    auto type = dyn_cast<TypeAttr>(attr.getValue());
+    bool wellTyped = name == getProbeAttrHelper().getName()
+                         ? isa<IntegerAttr>(attr.getValue())
+                         : type && isa<KinaTensorType>(type.getValue());
+    if (!onValue || !wellTyped)
+      return op->emitError()
+             << "'" << name.getValue()
+             << "' marks an op with one kina tensor result (an integer "
+                "probe number, or that result's kina tensor type)";
+    return success();
+  }
   if (name == getNameAttrHelper().getName())
     return op->emitError() << "'" << name.getValue()
                            << "' names a function argument; it belongs in "

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/Pipelines/Pipelines.h"
+#include "Kina/Pipelines/ExportedForms.h"
 
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Sharding/Passes.h"
@@ -53,6 +53,8 @@ static bool isOnMesh(func::FuncOp fn) {
 /// can grow (host callers, an @main, are left out of the probed forms).
 static void tagProbes(ModuleOp module) {
   MLIRContext *context = module.getContext();
+  KinaDialect::ProbeAttrHelper probe(context);
+  KinaDialect::ProbeGlobalAttrHelper probeGlobal(context);
   llvm::DenseSet<StringRef> called;
   for (auto fn : module.getOps<func::FuncOp>())
     if (isOnMesh(fn))
@@ -67,9 +69,9 @@ static void tagProbes(ModuleOp module) {
               AllToAllOp>(op) ||
           !isa<KinaTensorType>(op->getResult(0).getType()))
         return;
-      op->setAttr(kProbeAttr, IntegerAttr::get(IntegerType::get(context, 64),
-                                               next++));
-      op->setAttr(kProbeGlobalAttr, TypeAttr::get(op->getResult(0).getType()));
+      probe.setAttr(op,
+                    IntegerAttr::get(IntegerType::get(context, 64), next++));
+      probeGlobal.setAttr(op, TypeAttr::get(op->getResult(0).getType()));
     });
   }
 }
@@ -112,10 +114,11 @@ static void dropSharding(ModuleOp module) {
 /// Every probed value of each function becomes an extra result, in probe
 /// order, after the function's own.
 static void returnProbes(ModuleOp module) {
+  KinaDialect::ProbeAttrHelper probe(module.getContext());
   for (auto fn : module.getOps<func::FuncOp>()) {
     SmallVector<std::pair<int64_t, Value>> probes;
     fn.walk([&](Operation *op) {
-      if (auto id = op->getAttrOfType<IntegerAttr>(kProbeAttr))
+      if (IntegerAttr id = probe.getAttr(op))
         probes.push_back({id.getInt(), op->getResult(0)});
     });
     if (probes.empty())
@@ -128,7 +131,7 @@ static void returnProbes(ModuleOp module) {
       if (llvm::is_contained(ret.getOperands(), value)) {
         OpBuilder b(ret);
         Operation *copy = b.clone(*value.getDefiningOp());
-        copy->removeAttr(kProbeAttr);
+        probe.removeAttr(copy);
         value = copy->getResult(0);
       }
       ret->insertOperands(ret->getNumOperands(), value);

@@ -1,7 +1,8 @@
 //===- KinaToSharedObject.cpp - The --kina-to-so translation --------------===//
 //
-// Composes the frontend (for `.kina` input) and the target; lib/Target
-// itself only turns a kina module into an object and never parses source.
+// Composes the frontend (for `.kina` input) and the compile driver
+// (Kina/API/CompileModule.h); lib/Target itself only turns a lowered
+// module into an object and never parses source.
 // Input: `.kina` source (by its extension) or a kina dialect `.mlir`.
 // Output: the shared object's bytes; with `--emit-header`, the C header is
 // written beside the output file (`out.so` -> `out.h`).
@@ -10,9 +11,10 @@
 
 #include "Kina/InitAll.h"
 
+#include "Kina/API/CompileModule.h"
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Frontend/MLIRGen.h"
-#include "Kina/Target/SharedObject.h"
+#include "Kina/Target/CHeader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"

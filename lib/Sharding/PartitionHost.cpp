@@ -12,17 +12,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kina/Sharding/Partition.h"
-#include "Kina/Sharding/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
-
-namespace mlir::kina {
-#define GEN_PASS_DEF_PARTITIONPASS
-#include "Kina/Sharding/Passes.h.inc"
-} // namespace mlir::kina
 
 using namespace mlir;
 using namespace mlir::kina;
@@ -460,41 +454,3 @@ LogicalResult mlir::kina::partitionHost(ModuleOp module, MeshOp mesh) {
   mesh.erase();
   return success();
 }
-
-namespace {
-struct PartitionPass : mlir::kina::impl::PartitionPassBase<PartitionPass> {
-  using PartitionPassBase::PartitionPassBase;
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (form != "host" && form != "spmd") {
-      module.emitError() << "kina-partition: option 'form' is host or spmd, "
-                            "got '"
-                         << form << "'";
-      return signalPassFailure();
-    }
-    MeshOp mesh = MeshOp::lookup(module);
-    if (!mesh)
-      return; // nothing to partition
-    if (form == "host") {
-      if (failed(partitionHost(module, mesh)))
-        signalPassFailure();
-      return;
-    }
-    // Functions on the host (an @main with host placeholders) are the host
-    // form's; the per-device program is the mesh-placed functions.
-    for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
-      FunctionType type = fn.getFunctionType();
-      bool onMesh = llvm::any_of(
-          llvm::concat<const Type>(type.getInputs(), type.getResults()),
-          [](Type t) {
-            auto tensor = dyn_cast<KinaTensorType>(t);
-            return tensor && tensor.getPlacement().isMesh();
-          });
-      if (!onMesh)
-        fn.erase();
-      else if (failed(partitionSpmd(fn, mesh)))
-        return signalPassFailure();
-    }
-  }
-};
-} // namespace

@@ -9,7 +9,6 @@
 """
 
 import collections
-import json
 import os
 import pathlib
 import shutil
@@ -48,7 +47,8 @@ class Module:
         self._ir = ir
         self._index = {}
         self.functions = {}
-        for i, entry in enumerate(library.signature):
+        described = self._described = library.signature
+        for i, entry in enumerate(described["functions"]):
             params = tuple(Param(p["name"], p["dtype"], p["shape"])
                            for p in entry["params"])
             result = Param("result", entry["result"]["dtype"],
@@ -56,12 +56,11 @@ class Module:
             self.functions[entry["name"]] = Signature(entry["name"], params,
                                                       result)
             self._index[entry["name"]] = i
-        described = self._described = json.loads(library.signature_json)
         self.mesh = (_devices.Mesh(described["mesh"])
-                     if "mesh" in described else None)
+                     if described["mesh"] else None)
         self.per_device = {
             entry["name"]: _devices.PerDeviceFunction(entry, self.mesh, i)
-            for i, entry in enumerate(described.get("devices", []))}
+            for i, entry in enumerate(described["devices"])}
 
     def __getattr__(self, name):
         index = self.__dict__.get("_index", {}).get(name)
@@ -124,7 +123,7 @@ class Module:
         # (result, probes), or the result alone when no op is probed.
         unsharded_probes = unsharded[1] if isinstance(unsharded, tuple) else []
         entries = probed._described["devices"][probed_function.index]
-        rows = _devices.divergence_report(entries.get("probes", []),
+        rows = _devices.divergence_report(entries["probes"],
                                           device_probes, unsharded_probes,
                                           self.mesh)
         return SimulationResult(function.result.assemble(local), local,

@@ -41,8 +41,7 @@ class Placed:
 
     def __init__(self, entry, mesh):
         self.name = entry.get("name", "result")
-        self.dtype = np.dtype({"f32": "float32", "i32": "int32",
-                               "i64": "int64"}[entry["dtype"]])
+        self.dtype = entry["numpy_dtype"]
         self.local_shape = tuple(entry["shape"])
         placed = entry["global"]
         self.placement = placed["placement"]

@@ -32,7 +32,7 @@ def _rows(module, name, values):
         probed = module._probed()
         entry = probed._described["devices"][
             probed.per_device[name].index]
-        for probe in entry.get("probes", []):
+        for probe in entry["probes"]:
             location = probe["location"].rsplit(":", 2)
             label = "%s @%s" % (probe["op"].replace("kina.", ""),
                                 ":".join(location[-2:]))

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kina/API/SharedLibrary.h"
+#include "Kina/API/TensorTypes.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -35,21 +36,24 @@ static cl::opt<Ids>
 /// allocation with redzones on both sides under ASan).
 static void *allocate(size_t bytes) { return std::malloc(bytes ? bytes : 1); }
 
+/// A value of every element: small floats, or the id --ids asks for at the
+/// element's width (kina::dtypeInfo).
 static void fill(void *buffer, const kina::TensorSignature &tensor) {
   int64_t count = tensor.numElements();
-  if (tensor.dtype == kina::DType::F32) {
+  const kina::DTypeInfo &info = kina::dtypeInfo(tensor.dtype);
+  if (info.isFloat) {
     auto *data = static_cast<float *>(buffer);
     for (int64_t i = 0; i < count; ++i)
       data[i] = float((i * 7919) % 17 - 8) / 8.0f;
     return;
   }
+  bool wide = info.bytes == sizeof(int64_t);
   int64_t id = ids == Ids::InRange    ? 0
                : ids == Ids::Negative ? -1
-               : tensor.dtype == kina::DType::I64
-                   ? std::numeric_limits<int64_t>::max()
-                   : std::numeric_limits<int32_t>::max();
+               : wide                 ? std::numeric_limits<int64_t>::max()
+                                      : std::numeric_limits<int32_t>::max();
   for (int64_t i = 0; i < count; ++i) {
-    if (tensor.dtype == kina::DType::I64)
+    if (wide)
       static_cast<int64_t *>(buffer)[i] = id;
     else
       static_cast<int32_t *>(buffer)[i] = int32_t(id);

@@ -1,7 +1,8 @@
 //===- Signature.h - What a compiled Kina module exports --------*- C++ -*-===//
 //
-// Plain C++ (no MLIR): written into every shared object as JSON by the
-// compiler (lib/Target) and read back by loaders (SharedLibrary.h). The
+// Plain C++ (no MLIR): read from the kina module by the compiler
+// (Kina/Pipelines/ExportedForms.h), written into every shared object as
+// JSON (lib/Target) and read back by loaders (SharedLibrary.h). The
 // library that implements it, KinaABI, links neither.
 //
 //===----------------------------------------------------------------------===//
@@ -80,6 +81,12 @@ std::string renderSignatureJson(const ModuleSignature &signature);
 /// Parses what renderSignatureJson wrote; nullopt (and `error`) otherwise.
 std::optional<ModuleSignature> parseSignatureJson(const std::string &json,
                                                   std::string &error);
+
+/// Symbols every .so exports besides the kina_NAME wrappers. A program
+/// function named like the part after `kina_` would clash with them.
+inline constexpr const char *kRuntimeExports[] = {
+    KINA_SIGNATURE_SYMBOL, KINA_GET_NUM_THREADS_SYMBOL,
+    KINA_SET_NUM_THREADS_SYMBOL};
 
 /// The symbol of the packed entry of `name`: `int32_t (void **args)` with
 /// args = inputs..., out. `.` keeps it apart from every `kina_<name>`.

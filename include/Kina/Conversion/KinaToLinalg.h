@@ -21,8 +21,10 @@ public:
 /// kina-to-kina rewrites that make the lowering cheaper, applied before
 /// it: `x @ broadcast(w)` with `w` of rank 2 becomes one rank-2 matmul of
 /// the batch-folded `x` with `w` itself (reshape, matmul, reshape), so the
-/// broadcast copy of the weights is never made; a per-device all_to_all
-/// becomes all_gather then all_slice.
+/// broadcast copy of the weights is never made; a per-device all_gather of
+/// a value that a reshape only gave unit dims gathers the value and then
+/// reshapes (so its producer can compute into the gathered buffer); a
+/// per-device all_to_all becomes all_gather then all_slice.
 void populateKinaPrepareForLinalgPatterns(RewritePatternSet &patterns);
 
 /// Data movement: slice, concat, gather, broadcast, reshape, transpose.

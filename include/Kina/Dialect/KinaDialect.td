@@ -27,7 +27,12 @@ def Kina_Dialect : Dialect {
     - `kina.global` (a kina tensor type, on an argument or a result of a
       per-device function of `--kina-partition=form=spmd`): the global
       type and placement whose block the device holds, by which a runtime
-      distributes arguments and gathers results.
+      distributes arguments and gathers results;
+    - `kina.probe` (an integer, on an op with one kina tensor result) and
+      `kina.probe_global` (that result's type with its placement): the
+      op's value is probe number N of the simulator's divergence report,
+      returned after the function's result (the exported forms built with
+      probes).
   }];
   let cppNamespace = "::mlir::kina";
   let useDefaultTypePrinterParser = 1;
@@ -40,7 +45,9 @@ def Kina_Dialect : Dialect {
     "::mlir::UnitAttr":$entry,
     "::mlir::StringAttr":$name,
     "::mlir::UnitAttr":$parallel_body,
-    "::mlir::TypeAttr":$global
+    "::mlir::TypeAttr":$global,
+    "::mlir::IntegerAttr":$probe,
+    "::mlir::TypeAttr":$probe_global
   );
   let extraClassDeclaration = [{
     void registerTypes();

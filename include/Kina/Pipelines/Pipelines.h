@@ -2,7 +2,7 @@
 //
 // The stages every compile runs, composed from Kina's conversion and
 // transformation passes and upstream ones. Above both Conversion and
-// Transforms, below Target.
+// Transforms; the compiler (Kina/API/CompileModule.h) runs them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KINA_PIPELINES_PIPELINES_H
@@ -12,7 +12,6 @@
 #include "Kina/CPU/MatmulTuning.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir::kina {
@@ -25,27 +24,6 @@ void buildKinaToLinalgPipeline(OpPassManager &pm);
 /// `--kina-to-linalg` and a canonicalization, for code one device runs
 /// (what buildExportedForms returns).
 void buildOneDeviceToLinalgPipeline(OpPassManager &pm);
-
-/// The symbol prefix of per-device functions: `spmd.NAME` (a `.` keeps it
-/// apart from every kina function name); exported as kina_spmd_NAME.
-inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
-
-/// What a shared object is generated from, still in kina: the host form of
-/// every function of `program` and, when it declares a mesh, the
-/// per-device form (`--kina-partition=form=spmd`) of each mesh-placed
-/// function as `spmd.NAME`, with the mesh. Errors are located.
-///
-/// With `probes` (the simulator's divergence report), the host functions
-/// are instead the unsharded program (every placement dropped), and both
-/// they and the per-device forms return, after their result, the value of
-/// every op of the program that the partitioning keeps: op i carries
-/// `kina_probe = i` and `kina_probe_global` (its type with its placement).
-FailureOr<OwningOpRef<ModuleOp>> buildExportedForms(ModuleOp program,
-                                                    bool probes = false);
-
-/// The attributes of probed ops (see buildExportedForms).
-inline constexpr llvm::StringLiteral kProbeAttr = "kina_probe";
-inline constexpr llvm::StringLiteral kProbeGlobalAttr = "kina_probe_global";
 
 /// Upstream tensors to the LLVM dialect: tiling and threads, bufferization
 /// with caller-owned results (each tensor result becomes a last pointer

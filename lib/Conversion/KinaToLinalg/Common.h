@@ -79,9 +79,6 @@ inline SmallVector<ReassociationIndices> collapseLeading(int64_t rank,
   return groups;
 }
 
-/// Per-device all_to_all as all_gather then all_slice (Collectives.cpp).
-void populateSplitAllToAllPatterns(RewritePatternSet &patterns);
-
 } // namespace mlir::kina::detail
 
 #endif // KINA_LIB_CONVERSION_KINATOLINALG_COMMON_H

@@ -27,8 +27,9 @@ namespace mlir::kina {
 using namespace mlir;
 using namespace mlir::kina;
 
-/// Drops the frontend's `kina.*` discardable attributes (parameter names,
-/// the entry mark): nothing kina may remain in the output.
+/// Drops the `kina.*` discardable attributes of functions, their
+/// arguments and their results (parameter names, the entry mark, a
+/// per-device value's global type): nothing kina may remain in the output.
 static void dropKinaAttributes(func::FuncOp fn) {
   auto isKina = [](NamedAttribute attr) {
     return isa_and_nonnull<KinaDialect>(attr.getNameDialect());
@@ -36,14 +37,16 @@ static void dropKinaAttributes(func::FuncOp fn) {
   for (NamedAttribute attr : llvm::to_vector(fn->getDiscardableAttrs()))
     if (isKina(attr))
       fn->removeDiscardableAttr(attr.getName());
-  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
-    DictionaryAttr attrs = fn.getArgAttrDict(i);
-    if (!attrs)
-      continue;
-    for (NamedAttribute attr : attrs.getValue())
-      if (isKina(attr))
-        fn.removeArgAttr(i, attr.getName());
-  }
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+    if (DictionaryAttr attrs = fn.getArgAttrDict(i))
+      for (NamedAttribute attr : attrs.getValue())
+        if (isKina(attr))
+          fn.removeArgAttr(i, attr.getName());
+  for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
+    if (DictionaryAttr attrs = fn.getResultAttrDict(i))
+      for (NamedAttribute attr : attrs.getValue())
+        if (isKina(attr))
+          fn.removeResultAttr(i, attr.getName());
 }
 
 /// The lowering is of code one device runs: host programs, and the

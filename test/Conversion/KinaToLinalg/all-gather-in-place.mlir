@@ -11,14 +11,15 @@ func.func @logits(%h: !kina.tensor<4x8xf32, @local>, %w: !kina.tensor<8x3xf32, @
   // CHECK: %[[COORD:.*]] = call @kina_collective_coordinate
   // CHECK: %[[C:.*]] = arith.index_cast %[[COORD]]
   // CHECK: %[[OFFSET:.*]] = arith.muli %[[C]], %{{.*}} : index
-  // CHECK: %[[GATHERED:.*]] = memref.alloc() {{.*}} : memref<1x4x6xf32>
-  // CHECK: %[[MINE:.*]] = memref.subview %[[GATHERED]][0, 0, %[[OFFSET]]] [1, 4, 3] [1, 1, 1] : memref<1x4x6xf32> to memref<4x3xf32, strided<[6, 1], offset: ?>>
+  // CHECK: %[[GATHERED:.*]] = memref.alloc() {{.*}} : memref<4x6xf32>
+  // CHECK: %[[MINE:.*]] = memref.subview %[[GATHERED]][0, %[[OFFSET]]] [4, 3] [1, 1] : memref<4x6xf32> to memref<4x3xf32, strided<[6, 1], offset: ?>>
   // CHECK: linalg.matmul ins({{.*}}) outs(%[[MINE]] : memref<4x3xf32, strided<[6, 1], offset: ?>>)
   // CHECK-NOT: memref.copy
   // CHECK: %[[ADDRESS:.*]] = memref.extract_aligned_pointer_as_index %[[GATHERED]]
   // CHECK: %[[A:.*]] = arith.index_cast %[[ADDRESS]]
   // CHECK: call @kina_collective_all_gather(%[[A]],
-  // CHECK: bufferization.to_tensor %[[GATHERED]]
+  // CHECK: %[[VIEW:.*]] = memref.expand_shape %[[GATHERED]] {{\[\[}}0, 1], [2]] output_shape [1, 4, 6]
+  // CHECK: bufferization.to_tensor %[[VIEW]]
   %m = kina.matmul %h, %w : (!kina.tensor<4x8xf32, @local>, !kina.tensor<8x3xf32, @local>) -> !kina.tensor<4x3xf32, @local>
   %r = kina.reshape %m to [1, 4, 3] : !kina.tensor<4x3xf32, @local> -> !kina.tensor<1x4x3xf32, @local>
   %g = kina.all_gather %r[axis = 2, over = "x"] : !kina.tensor<1x4x3xf32, @local> -> !kina.tensor<1x4x6xf32, @local>

@@ -33,17 +33,49 @@ func.func @gather_cols(%x: !kina.tensor<5x3x7xf32, @local>) -> !kina.tensor<5x6x
   return %g : !kina.tensor<5x6x7xf32, @local>
 }
 
-// An input reshaped by adding unit dims is inserted from before the
-// reshape (rank-reducing), where its producer's fresh tensor can be found.
+// An input that a reshape only gave unit dims is gathered before the
+// reshape (a kina-level rewrite before the lowering, PrepareForLinalg.cpp),
+// where its producer's fresh tensor can be found; the reshape follows.
 // CHECK-LABEL: func.func @gather_reshaped
 func.func @gather_reshaped(%x: !kina.tensor<4x3xf32, @local>) -> !kina.tensor<1x4x6xf32, @local> {
   // CHECK: %[[M:.*]] = linalg.generic
   // CHECK-NOT: tensor.expand_shape
-  // CHECK: tensor.insert_slice %[[M]] into %{{.*}}[0, 0, %{{.*}}] [1, 4, 3] [1, 1, 1] : tensor<4x3xf32> into tensor<1x4x6xf32>
+  // CHECK: %[[IN:.*]] = tensor.insert_slice %[[M]] into %{{.*}}[0, %{{.*}}] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
+  // CHECK: %[[OUT:.*]] = bufferization.to_buffer %[[IN]]
+  // CHECK: call @kina_collective_all_gather
+  // CHECK: %[[G:.*]] = bufferization.to_tensor %[[OUT]]
+  // CHECK: tensor.expand_shape %[[G]] {{\[\[}}0, 1], [2]] output_shape [1, 4, 6] : tensor<4x6xf32> into tensor<1x4x6xf32>
   %e = kina.exp %x : !kina.tensor<4x3xf32, @local>
   %r = kina.reshape %e to [1, 4, 3] : !kina.tensor<4x3xf32, @local> -> !kina.tensor<1x4x3xf32, @local>
   %g = kina.all_gather %r[axis = 2, over = "cols"] : !kina.tensor<1x4x3xf32, @local> -> !kina.tensor<1x4x6xf32, @local>
   return %g : !kina.tensor<1x4x6xf32, @local>
+}
+
+// On the unit dim itself: the devices' [4, 3] blocks stacked on axis 0
+// are the same bytes as the source gathered on its axis 0.
+// CHECK-LABEL: func.func @gather_on_unit_dim
+func.func @gather_on_unit_dim(%x: !kina.tensor<4x3xf32, @local>) -> !kina.tensor<2x4x3xf32, @local> {
+  // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<8x3xf32>
+  // CHECK: call @kina_collective_all_gather
+  // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 4, 3] : tensor<8x3xf32> into tensor<2x4x3xf32>
+  %e = kina.exp %x : !kina.tensor<4x3xf32, @local>
+  %r = kina.reshape %e to [1, 4, 3] : !kina.tensor<4x3xf32, @local> -> !kina.tensor<1x4x3xf32, @local>
+  %g = kina.all_gather %r[axis = 0, over = "cols"] : !kina.tensor<1x4x3xf32, @local> -> !kina.tensor<2x4x3xf32, @local>
+  return %g : !kina.tensor<2x4x3xf32, @local>
+}
+
+// A trailing unit dim has no dim of the source after it: the reshaped
+// value is gathered as it is.
+// CHECK-LABEL: func.func @gather_on_trailing_unit_dim
+func.func @gather_on_trailing_unit_dim(%x: !kina.tensor<4x3xf32, @local>) -> !kina.tensor<4x3x2xf32, @local> {
+  // CHECK: %[[E:.*]] = tensor.expand_shape
+  // CHECK: tensor.insert_slice %[[E]] into %{{.*}}[0, 0, %{{.*}}] [4, 3, 1] [1, 1, 1] : tensor<4x3x1xf32> into tensor<4x3x2xf32>
+  // CHECK-NOT: tensor.expand_shape
+  // CHECK: return
+  %e = kina.exp %x : !kina.tensor<4x3xf32, @local>
+  %r = kina.reshape %e to [4, 3, 1] : !kina.tensor<4x3xf32, @local> -> !kina.tensor<4x3x1xf32, @local>
+  %g = kina.all_gather %r[axis = 2, over = "cols"] : !kina.tensor<4x3x1xf32, @local> -> !kina.tensor<4x3x2xf32, @local>
+  return %g : !kina.tensor<4x3x2xf32, @local>
 }
 
 // CHECK-LABEL: func.func @sum_rows

@@ -1,11 +1,11 @@
-//===- Runtime.cpp - Link lib/Runtime's bitcode into a module -------------===//
+//===- RuntimeLinking.cpp - Link lib/Runtime's bitcode into a module ------===//
 //
 // lib/Runtime: the thread pool (ParallelFor.c), the allocator of
 // temporaries (Workspace.c) and the collectives of per-device code
 // (Collectives.c), as one bitcode module.
 //
 //===----------------------------------------------------------------------===//
-#include "Kina/Target/Runtime.h"
+#include "RuntimeLinking.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Bitcode/BitcodeReader.h"

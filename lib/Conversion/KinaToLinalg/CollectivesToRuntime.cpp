@@ -1,4 +1,4 @@
-//===- Collectives.cpp - Per-device collectives to runtime calls ----------===//
+//===- CollectivesToRuntime.cpp - Per-device collectives to runtime calls -===//
 //
 // A collective of a per-device (`@local`) function becomes a call of
 // `kina_collective_<name>` (lib/Runtime/Collectives.c): the input as a
@@ -44,14 +44,11 @@ AxisView viewAt(ArrayRef<int64_t> shape, int64_t axis) {
   return view;
 }
 
-int64_t dtypeCode(Type element) {
-  if (element.isF32())
-    return KINA_DTYPE_F32;
-  return element.isInteger(32) ? KINA_DTYPE_I32 : KINA_DTYPE_I64;
-}
+/// The runtime's number for the element type (ABI.h: as kina::DType).
+int64_t dtypeCode(Type element) { return int64_t(*getDType(element)); }
 
 int64_t elementBytes(Type element) {
-  return element.getIntOrFloatBitWidth() / 8;
+  return ::kina::dtypeInfo(*getDType(element)).bytes;
 }
 
 bool isPerDevice(Operation *op) {
@@ -148,21 +145,6 @@ private:
   Arguments arguments;
 };
 
-/// `value`, or the source of the expand_shape that made it by adding unit
-/// dims only (a rank-reducing insert takes either; eliminate-empty-tensors
-/// follows only the source to the fresh tensor its producer computed into).
-Value withoutUnitDims(Value value) {
-  auto expand = value.getDefiningOp<tensor::ExpandShapeOp>();
-  if (!expand)
-    return value;
-  SmallVector<int64_t> nonUnit;
-  llvm::copy_if(expand.getResultType().getShape(), std::back_inserter(nonUnit),
-                [](int64_t dim) { return dim != 1; });
-  return llvm::equal(nonUnit, expand.getSrcType().getShape())
-             ? expand.getSrc()
-             : value;
-}
-
 /// all_gather: the result is a tensor made at the function's entry, with
 /// this device's offset on the axis (`kina_collective_coordinate`); the
 /// input is inserted there and the runtime fills in the other members'
@@ -213,8 +195,7 @@ struct AllGatherLowering : KinaPattern<AllGatherOp> {
     SmallVector<OpFoldResult> strides(input.getRank(),
                                       rewriter.getIndexAttr(1));
     Value placed = tensor::InsertSliceOp::create(
-        rewriter, loc, withoutUnitDims(adaptor.getInput()), gathered, offsets,
-        sizes, strides);
+        rewriter, loc, adaptor.getInput(), gathered, offsets, sizes, strides);
     Value out = bufferization::ToBufferOp::create(rewriter, loc,
                                                   bufferType(result), placed);
 
@@ -236,34 +217,7 @@ struct AllGatherLowering : KinaPattern<AllGatherOp> {
   }
 };
 
-/// all_to_all(x, from, to) = all_slice(all_gather(x, from), to): the
-/// runtime needs two primitives less, and the bytes a device sends are
-/// the gather's either way on the meshes Kina targets.
-struct SplitAllToAll : OpRewritePattern<AllToAllOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AllToAllOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!cast<KinaTensorType>(op.getType()).getPlacement().isLocal())
-      return failure();
-    auto gathered = createInferred<AllGatherOp>(
-        rewriter, op.getLoc(), op.getInput(), op.getFrom(), op.getOver());
-    if (!gathered)
-      return failure();
-    auto sliced = createInferred<AllSliceOp>(rewriter, op.getLoc(), gathered,
-                                             op.getTo(), op.getOver());
-    if (!sliced)
-      return failure();
-    rewriter.replaceOp(op, sliced);
-    return success();
-  }
-};
-
 } // namespace
-
-void mlir::kina::detail::populateSplitAllToAllPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<SplitAllToAll>(patterns.getContext());
-}
 
 void mlir::kina::populateKinaCollectivesToRuntimePatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {

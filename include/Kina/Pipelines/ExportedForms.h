@@ -1,0 +1,43 @@
+//===- ExportedForms.h - What a shared object is generated from -*- C++ -*-===//
+//
+// The kina module a shared object is generated from (the host form and the
+// per-device forms of a program) and the signature it exports, read from
+// that module before it is lowered.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KINA_PIPELINES_EXPORTEDFORMS_H
+#define KINA_PIPELINES_EXPORTEDFORMS_H
+
+#include "Kina/API/Signature.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir::kina {
+
+/// The symbol prefix of per-device functions: `spmd.NAME` (a `.` keeps it
+/// apart from every kina function name); exported as kina_spmd_NAME.
+inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
+
+/// What a shared object is generated from, still in kina: the host form of
+/// every function of `program` and, when it declares a mesh, the
+/// per-device form (`--kina-partition=form=spmd`) of each mesh-placed
+/// function as `spmd.NAME`, with the mesh. Errors are located.
+///
+/// With `probes` (the simulator's divergence report), the host functions
+/// are instead the unsharded program (every placement dropped), and both
+/// they and the per-device forms return, after their result, the value of
+/// every op of the program that the partitioning keeps: op i carries
+/// `kina.probe = i` and `kina.probe_global` (its type with its placement).
+FailureOr<OwningOpRef<ModuleOp>> buildExportedForms(ModuleOp program,
+                                                    bool probes = false);
+
+/// Every function of a verified kina module (a program, or what
+/// buildExportedForms returns), plus `main` for the `@main` entry and the per-device forms with
+/// their placements. Fails (with a diagnostic) on a function the C ABI
+/// cannot export.
+FailureOr<::kina::ModuleSignature> getModuleSignature(ModuleOp module);
+
+} // namespace mlir::kina
+
+#endif // KINA_PIPELINES_EXPORTEDFORMS_H

@@ -1,0 +1,20 @@
+//===- CHeader.h - The C header of a .so ------------------------*- C++ -*-===//
+#ifndef KINA_TARGET_CHEADER_H
+#define KINA_TARGET_CHEADER_H
+
+#include "Kina/API/Signature.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace mlir::kina {
+
+/// A C header declaring every export of a shared object with `signature`,
+/// guarded by the macro `guard`.
+std::string renderCHeader(const ::kina::ModuleSignature &signature,
+                          llvm::StringRef guard);
+
+} // namespace mlir::kina
+
+#endif // KINA_TARGET_CHEADER_H

@@ -1,0 +1,148 @@
+//===- CompileModule.cpp - A kina module to a shared object ---------------===//
+//
+// The compile driver: which forms a module is exported as, the pipelines
+// that lower them (Kina/Pipelines), and the back end's steps
+// (Kina/Target). Diagnostics carry the stage they come from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/API/CompileModule.h"
+
+#include "Kina/Pipelines/ExportedForms.h"
+#include "Kina/Pipelines/Pipelines.h"
+#include "Kina/Target/LLVMIR.h"
+#include "Kina/Target/ObjectFile.h"
+#include "Kina/Target/Optimize.h"
+#include "Kina/Target/SharedObject.h"
+#include "Kina/Target/TargetMachine.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/LLVMContext.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+using ::kina::ModuleSignature;
+
+namespace {
+/// Adds "while <stage>" to every error emitted in its scope.
+class StageScope {
+public:
+  StageScope(MLIRContext *context, StringRef stage)
+      : handler(context, [stage](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Error)
+            diag.attachNote() << "while " << stage;
+          return failure(); // let the next handler print it
+        }) {}
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+} // namespace
+
+static std::string printed(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  return text;
+}
+
+FailureOr<std::string>
+mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
+                            CompileArtifacts *artifacts) {
+  MLIRContext *context = kinaModule.getContext();
+  Location loc = kinaModule.getLoc();
+  CompileArtifacts local;
+  CompileArtifacts &out = artifacts ? *artifacts : local;
+  out.kinaIR = printed(kinaModule);
+
+  std::optional<::kina::CPUDescription> cpu =
+      ::kina::describeCPU(options.targetCPU);
+  if (!cpu)
+    return emitError(loc) << "unknown target CPU '" << options.targetCPU
+                          << "'; known: " << ::kina::describableCPUNames();
+  bool host = options.targetCPU == "host";
+  std::vector<::kina::TunedMatmul> tuned;
+  if (!options.matmulTuning.empty()) {
+    llvm::Expected<std::vector<::kina::TunedMatmul>> read =
+        ::kina::readMatmulTuning(options.matmulTuning, *cpu);
+    if (!read)
+      return emitError(loc) << llvm::toString(read.takeError());
+    tuned = std::move(*read);
+  }
+  FailureOr<ModuleSignature> signature = getModuleSignature(kinaModule);
+  if (failed(signature))
+    return failure();
+
+  DialectRegistry registry;
+  registerPipelineDependencies(registry);
+  context->appendDialectRegistry(registry);
+  OwningOpRef<ModuleOp> module;
+  {
+    StageScope stage(context, "partitioning over the mesh (--kina-partition)");
+    FailureOr<OwningOpRef<ModuleOp>> exported = buildExportedForms(kinaModule, options.probes);
+    if (failed(exported))
+      return failure();
+    module = std::move(*exported);
+    // The host functions as the program declares them (parameter names,
+    // entry) and the per-device forms of the mesh-placed ones; with
+    // probes, all of it as exported.
+    FailureOr<ModuleSignature> exportedSignature = getModuleSignature(*module);
+    if (failed(exportedSignature))
+      return failure();
+    if (options.probes) {
+      signature = exportedSignature;
+    } else {
+      signature->mesh = exportedSignature->mesh;
+      signature->devices = exportedSignature->devices;
+    }
+  }
+  out.signature = *signature;
+  {
+    StageScope stage(context, "lowering kina to linalg (--kina-to-linalg)");
+    PassManager pm(context);
+    buildOneDeviceToLinalgPipeline(pm);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
+  out.linalgIR = printed(*module);
+  {
+    StageScope stage(context, "lowering linalg to the LLVM dialect");
+    PassManager pm(context);
+    buildLinalgToLLVMPipeline(pm, *cpu, tuned);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
+
+  std::string codegenStage =
+      "generating code for the " + (host ? "host CPU" : "CPU " + cpu->name);
+  StageScope stage(context, codegenStage);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(*cpu, host, loc);
+  if (!machine)
+    return failure();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateToLLVMIR(*module, *signature, *machine, llvmContext);
+  if (!llvmModule)
+    return failure();
+  optimizeModule(*llvmModule, *machine, options.sanitizeAddress);
+  {
+    llvm::raw_string_ostream os(out.llvmIR);
+    llvmModule->print(os, nullptr);
+  }
+  return emitObject(*llvmModule, *machine, loc);
+}
+
+LogicalResult mlir::kina::compileToSharedObject(ModuleOp kinaModule,
+                                                StringRef path,
+                                                const CompileOptions &options,
+                                                CompileArtifacts *artifacts) {
+  FailureOr<std::string> object =
+      compileToObject(kinaModule, options, artifacts);
+  if (failed(object))
+    return failure();
+  StageScope stage(kinaModule.getContext(), "linking the shared object");
+  return linkSharedObject(*object, path, kinaModule.getLoc());
+}
+

@@ -1,0 +1,124 @@
+//===- PrepareForLinalg.cpp - kina-to-kina rewrites before the lowering ---===//
+//
+// Decisions about how an op lowers that depend on its neighbours are made
+// here, on kina, so that each lowering pattern reads only its own op:
+// - FoldSharedWeightMatmul: every batch of `x @ broadcast(w)` shares the
+//   rank-2 `w`, so the batch dims fold into the rows: reshape x to
+//   [B*M, K], one matmul with w itself, reshape to [..., M, N]. Each
+//   output element is the same dot product, so the bits are those of the
+//   batched form; the broadcast copy of w is never made.
+// - GatherBeforeUnitDims: a per-device all_gather of a value that a
+//   reshape only gave unit dims gathers the value itself, then reshapes.
+// - SplitAllToAll: a per-device all_to_all is an all_gather then an
+//   all_slice.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "Kina/Conversion/KinaToLinalg.h"
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+
+namespace {
+struct FoldSharedWeightMatmul : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto broadcast = op.getRhs().getDefiningOp<BroadcastOp>();
+    auto type = cast<KinaTensorType>(op.getType());
+    int64_t rank = type.getRank();
+    if (!broadcast || rank < 3)
+      return failure();
+    Value weight = broadcast.getInput();
+    if (cast<KinaTensorType>(weight.getType()).getRank() != 2)
+      return failure();
+    Location loc = op.getLoc();
+    auto lhsType = cast<KinaTensorType>(op.getLhs().getType());
+    int64_t rows = lhsType.getNumElements() / lhsType.getDimSize(rank - 1);
+    auto flat = createInferred<ReshapeOp>(
+        rewriter, loc, op.getLhs(),
+        ArrayRef<int64_t>{rows, lhsType.getDimSize(rank - 1)});
+    auto product =
+        flat ? createInferred<MatmulOp>(rewriter, loc, flat.getResult(), weight)
+             : MatmulOp();
+    if (!product)
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, product.getResult(),
+                                           type.getShape());
+    return success();
+  }
+};
+/// all_gather(reshape(x), axis) where the reshape only adds unit dims to
+/// x: reshape(all_gather(x, k)), k the first dim of x at or after `axis`.
+/// Both lay out each device's block of `prod(dims before axis)` rows the
+/// same way. The gather then takes x as its producer computed it, so the
+/// lowering can compute that producer in its place in the gathered buffer
+/// (eliminate-empty-tensors follows an insert's source, not a reshape).
+struct GatherBeforeUnitDims : OpRewritePattern<AllGatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllGatherOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<KinaTensorType>(op.getType());
+    auto reshape = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!type.getPlacement().isLocal() || !reshape)
+      return failure();
+    auto source = cast<KinaTensorType>(reshape.getInput().getType());
+    ArrayRef<int64_t> reshaped =
+        cast<KinaTensorType>(reshape.getType()).getShape();
+    SmallVector<int64_t> nonUnit;
+    llvm::copy_if(reshaped, std::back_inserter(nonUnit),
+                  [](int64_t dim) { return dim != 1; });
+    if (!llvm::equal(nonUnit, source.getShape()))
+      return failure();
+    // The source's dims before `axis`: its gather axis is the next one.
+    int64_t axis = op.getAxis();
+    int64_t sourceAxis = llvm::count_if(reshaped.take_front(axis),
+                                        [](int64_t dim) { return dim != 1; });
+    if (sourceAxis >= source.getRank())
+      return failure();
+    auto gathered = createInferred<AllGatherOp>(
+        rewriter, op.getLoc(), reshape.getInput(),
+        sourceAxis, op.getOver());
+    if (!gathered)
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, gathered.getResult(),
+                                           type.getShape());
+    return success();
+  }
+};
+
+/// all_to_all(x, from, to) = all_slice(all_gather(x, from), to): the
+/// runtime needs two primitives less, and the bytes a device sends are
+/// the gather's either way on the meshes Kina targets.
+struct SplitAllToAll : OpRewritePattern<AllToAllOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllToAllOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!cast<KinaTensorType>(op.getType()).getPlacement().isLocal())
+      return failure();
+    auto gathered = createInferred<AllGatherOp>(
+        rewriter, op.getLoc(), op.getInput(), op.getFrom(), op.getOver());
+    if (!gathered)
+      return failure();
+    auto sliced = createInferred<AllSliceOp>(rewriter, op.getLoc(), gathered,
+                                             op.getTo(), op.getOver());
+    if (!sliced)
+      return failure();
+    rewriter.replaceOp(op, sliced);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::kina::populateKinaPrepareForLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<FoldSharedWeightMatmul, GatherBeforeUnitDims, SplitAllToAll>(
+      patterns.getContext());
+}

@@ -1,0 +1,2 @@
+#include "Kina/Contract.h"
+#include "Kina/Middle/Middle.h"

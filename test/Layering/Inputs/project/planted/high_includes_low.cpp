@@ -1,0 +1,2 @@
+// High reaches through Middle to Low.
+#include "Kina/Low/Low.h"

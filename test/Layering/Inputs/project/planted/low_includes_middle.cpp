@@ -1,0 +1,2 @@
+// Low includes a layer above it.
+#include "Kina/Middle/Middle.h"
