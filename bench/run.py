@@ -14,14 +14,14 @@
    threaded simulator (2 devices) and under `mpirun -n 2`, one thread per
    device, against one device on one thread, with the bytes moved and the
    time spent in collectives;
-5. the GPT forward (scripts/gen_gpt.py, ~110M parameters): compile time
+5. the GPT forward (scripts/generate/gen_gpt.py, ~110M parameters): compile time
    and peak memory, forward on 1 and 2 threads against PyTorch eager, and
    the Megatron annotation under `mpirun -n 2`;
 6. compile time of each example and of the realistic model (unsharded and
-   with lm_head split 2 ways);
-7. on an AVX-512 CPU, a stand-in for an AVX2 one: the realistic forward
-   and lm_head's sgemm with Kina compiled for a Zen 3 (AVX2) and OpenBLAS
-   pinned to the kernel it runs there, against a peak of 256-bit FMAs.
+   with lm_head split 2 ways).
+
+Figures for a CPU come from that CPU: on an AVX-512 machine this measures
+the AVX-512 code, on an AVX2 one the AVX2 code (docs/performance.md).
 
 Every figure is the median of --repeats runs, with their range; ratios
 are taken within one run. The runs compared in a ratio are measured in
@@ -49,10 +49,9 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# fp32 FMA peak per core, measured on this CPU by bench/fma_peak.c (issue
-# #6 quotes 263 per core for the AVX-512 Zen 5 it was filed on).
+# fp32 FMA peak per core (1 and 2 threads), measured on this CPU by
+# bench/fma_peak.c at the start of a run.
 PEAK_GFLOPS = {}
-PEAK_ISA = None  # the widest FMAs the probe found: "avx512" or "avx2"
 REALISTIC = dict(T=128, H=12, DH=64, D=768, V=32000)
 REALISTIC_GFLOP = 6.95
 # --quick leaves out the sgemms above this many multiply-adds (2048^3).
@@ -68,11 +67,6 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 # Unset in the baselines' own processes only.
 OPENBLAS_PINS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 BASELINES = ("numpy", "torch")
-# Section 7's stand-in for an AVX2 machine (the issue's developer machine,
-# a Zen 3): the CPU Kina compiles for, the OpenBLAS kernel that CPU gets
-# (its Haswell kernels with Zen's blocking), the -march of the peak probe.
-AVX2_STANDIN_CPU = "znver3"
-AVX2_STANDIN_BLAS = "Zen"
 # Calls timed per process when runs are measured in turns (interleaved).
 CALLS_PER_ROUND = 3
 # Untimed runs on each rank first: the first two fault in the temporaries
@@ -143,8 +137,7 @@ def worker(spec):
         return timing(lambda: storylm0.forward_torch(*args), repeats, 2000)
     if what == "realistic-kina":
         import kina
-        module = (kina.load(spec["so"]) if "so" in spec else
-                  kina.compile(spec["source"], "realistic.kina"))
+        module = kina.compile(spec["source"], "realistic.kina")
         args = realistic_arguments()
         logits = module.storylm0_forward(*args)
         expected = storylm0.forward(*args, heads=REALISTIC["H"])["logits"]
@@ -173,8 +166,7 @@ def worker(spec):
         else:
             import kina
             from kina.tune import matmul_source
-            module = (kina.load(spec["so"]) if "so" in spec else
-                      kina.compile(matmul_source(m, k, n)))
+            module = kina.compile(matmul_source(m, k, n))
             fn = lambda: module.mm(a, b)
         return timing(fn, repeats,
                       blas=blas_info() if what == "sgemm-numpy" else [])
@@ -208,15 +200,16 @@ def worker(spec):
         ids = np.random.default_rng(1).integers(0, cfg.v, (1, cfg.t))
         if what == "gpt-torch":
             import torch
+            from kina.torch_reference import TorchGPT
             torch.set_num_threads(spec["threads"])
-            model = gpt.TorchGPT(cfg, weights)
+            model = TorchGPT(cfg, weights)
             return timing(lambda: model(ids), repeats, blas=blas_info())
         import kina
         module = kina.compile(gpt.source(cfg), "gpt.kina")
         args = gpt.arguments(cfg, weights, ids)
         logits = module.gpt_forward(*args)
-        import torch
-        reference = gpt.TorchGPT(cfg, weights)(ids).numpy()
+        from kina.torch_reference import TorchGPT
+        reference = TorchGPT(cfg, weights)(ids).numpy()
         error = float(np.abs(logits - reference).max() /
                       np.abs(reference).max())
         return timing(lambda: module.gpt_forward(*args), repeats,
@@ -231,16 +224,13 @@ def worker(spec):
 # ----------------------------------------------------------- the driver --
 
 def spawn(what, threads=1, repeats=5, **extra):
-    """`what` measured in a process of its own. `blas_core` in `extra`:
-    the OpenBLAS kernel a baseline runs (else OpenBLAS's choice)."""
+    """`what` measured in a process of its own."""
     env = dict(os.environ)
     for var in THREAD_VARS:
         env[var] = str(threads)
     if what.endswith(BASELINES):
         for var in OPENBLAS_PINS:
             env.pop(var, None)
-        if extra.get("blas_core"):
-            env["OPENBLAS_CORETYPE"] = extra["blas_core"]
     spec = dict(what=what, threads=threads, repeats=repeats, **extra)
     out = subprocess.run([sys.executable, __file__, "--worker",
                           json.dumps(spec)], env=env, check=True,
@@ -355,12 +345,12 @@ def c_abi_toy():
                                     text=True).stdout) * 1e-9
 
 
-def measure_peak(march="native"):
+def measure_peak():
     """GFLOP/s of one core's vector FMAs (bench/fma_peak.c), on the
-    widest vectors of the CPU `march` names."""
+    widest vectors this CPU has."""
     with tempfile.TemporaryDirectory() as tmp:
         exe = pathlib.Path(tmp) / "fma_peak"
-        subprocess.run([CLANG, "-O2", "-march=" + march,
+        subprocess.run([CLANG, "-O2", "-march=native",
                         "-ffp-contract=fast", str(ROOT / "bench/fma_peak.c"),
                         "-o", str(exe)], check=True)
         gflops, _, isa = subprocess.run([str(exe)], check=True,
@@ -406,20 +396,8 @@ def on_two_ranks(mpi, one):
                            for c in mpi["compute_seconds"])))
 
 
-def compile_for(cpu, source, directory, name):
-    """`source` compiled for `cpu` (kina-translate --target-cpu) into
-    `directory`; the .so's path."""
-    kina_file = pathlib.Path(directory) / (name + ".kina")
-    kina_file.write_text(source)
-    so = pathlib.Path(directory) / (name + ".so")
-    subprocess.run([str(ROOT / "build/bin/kina-translate"), "--kina-to-so",
-                    "--target-cpu=" + cpu, str(kina_file), "-o", str(so)],
-                   check=True, capture_output=True)
-    return str(so)
-
-
 def gen_realistic(*options):
-    return subprocess.run([sys.executable, str(ROOT / "scripts/gen_storylm.py"),
+    return subprocess.run([sys.executable, str(ROOT / "scripts/generate/gen_storylm.py"),
                            "--realistic", *options], check=True,
                           capture_output=True, text=True).stdout
 
@@ -502,7 +480,7 @@ def devices_section(r, source, vocab_source, **_):
 
 
 def gpt_section(r, **_):
-    print("== 5. GPT forward (scripts/gen_gpt.py: 12 layers, D=768, H=12, "
+    print("== 5. GPT forward (scripts/generate/gen_gpt.py: 12 layers, D=768, H=12, "
           "T=128, V=32000)")
     sys.path.insert(0, str(ROOT / "python" / "kina"))
     import gpt as gpt_config  # pure Python: the model's shape and FLOPs
@@ -555,57 +533,8 @@ def section_numbers(text):
             "expected section numbers separated by commas, got %r" % text)
 
 
-def avx2_standin_section(r, source, **_):
-    print("== 7. AVX2 stand-in: Kina compiled for %s, OpenBLAS on its %s "
-          "kernel, the peak of 256-bit FMAs" % (AVX2_STANDIN_CPU,
-                                                AVX2_STANDIN_BLAS))
-    if PEAK_ISA != "avx512":
-        print("    this CPU has no AVX-512: sections 2 and 3 are its AVX2 "
-              "figures")
-        return
-    peak, isa = measure_peak(AVX2_STANDIN_CPU)
-    print("    peak %.1f GFLOP/s per core with %s FMAs; this CPU's caches "
-          "and pipes, not a Zen 3's" % (peak, isa))
-    sys.path.insert(0, str(ROOT / "build" / "python"))
-    from kina.tune import matmul_source
-    with tempfile.TemporaryDirectory() as tmp:
-        forward = compile_for(AVX2_STANDIN_CPU, source, tmp, "realistic")
-        lm_head = compile_for(AVX2_STANDIN_CPU, matmul_source(
-            128, REALISTIC["D"], REALISTIC["V"]), tmp, "lm_head")
-        baseline = dict(blas_core=AVX2_STANDIN_BLAS)
-        for threads in (1, 2):
-            kina, numpy_, torch_ = interleaved(
-                [("realistic-kina", dict(so=forward)),
-                 ("realistic-numpy", baseline), ("realistic-torch", baseline)],
-                threads, r)
-            best = min(numpy_["seconds"], torch_["seconds"])
-            gflops = REALISTIC_GFLOP / kina["seconds"]
-            print("  realistic forward, %d thread(s): kina %s (%.1f%% of the "
-                  "AVX2 peak, error %.1e)  NumPy %s  PyTorch %s  %.3fx the "
-                  "faster baseline" % (
-                      threads, spread(kina), share(gflops, threads * peak),
-                      kina["relative_error"], spread(numpy_), spread(torch_),
-                      best / kina["seconds"]))
-        gflop = 2 * 128 * REALISTIC["D"] * REALISTIC["V"] / 1e9
-        for threads in (1, 2):
-            kina, numpy_ = interleaved(
-                [("sgemm-kina", dict(so=lm_head, shape=[128, REALISTIC["D"],
-                                                        REALISTIC["V"]])),
-                 ("sgemm-numpy", dict(baseline, shape=[
-                     128, REALISTIC["D"], REALISTIC["V"]]))], threads, r)
-            print("  sgemm 128x768x32000, %d thread%s: kina %.1f GFLOP/s "
-                  "(%.1f%% of the AVX2 peak)  NumPy %.1f GFLOP/s (%.1f%%)  "
-                  "%.2fx" % (threads, "s" if threads > 1 else " ",
-                             gflop / kina["seconds"],
-                             share(gflop / kina["seconds"], threads * peak),
-                             gflop / numpy_["seconds"],
-                             share(gflop / numpy_["seconds"], threads * peak),
-                             numpy_["seconds"] / kina["seconds"]))
-        print("    NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
-
-
 SECTIONS = [toy_section, realistic_section, sgemm_section, devices_section,
-            gpt_section, compile_section, avx2_standin_section]
+            gpt_section, compile_section]
 
 
 def main():
@@ -637,8 +566,6 @@ def main():
     avx512 = "avx512f" in info
     core, isa = measure_peak()
     PEAK_GFLOPS.update({1: core, 2: 2 * core})
-    global PEAK_ISA
-    PEAK_ISA = isa
     print("this CPU: %s, %s; fp32 FMA peak measured %.1f GFLOP/s per core "
           "with %s FMAs (bench/fma_peak.c), %.1f on two" % (
               model, "AVX-512" if avx512 else "AVX2, no AVX-512", core,

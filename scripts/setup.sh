@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: install what is missing, build, then the main
 # job -- compile examples/storylm0_tp_vocab.kina to a shared object and
-# validate it against the unsharded forward (scripts/validate_tp_vocab.py).
+# validate it against the unsharded forward (scripts/validate/validate_tp_vocab.py).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/install-deps.sh"
@@ -13,4 +13,4 @@ mkdir -p "$root/build/examples"
   "$root/examples/storylm0_tp_vocab.kina" \
   -o "$root/build/examples/storylm0_tp_vocab.so" --emit-header
 echo "wrote build/examples/storylm0_tp_vocab.so and .h"
-/usr/bin/python3 "$root/scripts/validate_tp_vocab.py"
+/usr/bin/python3 "$root/scripts/validate/validate_tp_vocab.py"

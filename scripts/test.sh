@@ -20,11 +20,11 @@ run "lit (dialect, frontend, lowering, transforms, C ABI)" \
   cmake --build build --target check-kina
 run "pytest (execution through the C ABI, Python API)" \
   "$python" -m pytest -q -p no:cacheprovider test/Target test/python
-for script in scripts/validate_*.py; do
+for script in scripts/validate/validate_*.py; do
   run "$(basename "$script")" "$python" "$script"
 done
 for notebook in examples/storylm0.ipynb examples/gpt.ipynb; do
-  run "notebook $notebook" "$python" scripts/run_notebook.py "$notebook"
+  run "notebook $notebook" "$python" scripts/validate/run_notebook.py "$notebook"
 done
 # ASan + UBSan build, sanitized suites, generated code under ASan, fuzzers
 # (KINA_SKIP_HARDENING=1 skips it in a quick local loop).

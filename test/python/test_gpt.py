@@ -1,4 +1,4 @@
-"""The GPT forward of scripts/gen_gpt.py at test width: the logits of the
+"""The GPT forward of scripts/generate/gen_gpt.py at test width: the logits of the
 Kina program equal a PyTorch reference built from torch.nn modules with
 the same weights, and the Megatron annotation of the same program runs as
 the host form, on the simulator and under mpirun -n 2, each equal to the
@@ -13,6 +13,7 @@ import pytest
 
 import kina
 from kina import gpt
+from kina.torch_reference import TorchGPT
 from test_mpi import mpirun
 
 CFG = gpt.Config.tiny()
@@ -51,7 +52,7 @@ def test_the_small_config_is_gpt2_small_sized():
 def test_generator_writes_the_module_source(tmp_path):
     out = tmp_path / "gpt.kina"
     subprocess.run([sys.executable, os.path.join(
-        os.path.dirname(__file__), "..", "..", "scripts", "gen_gpt.py"),
+        os.path.dirname(__file__), "..", "..", "scripts", "generate", "gen_gpt.py"),
         "--tiny", "--shard", "megatron", "-o", str(out)], check=True)
     assert out.read_text() == gpt.source(CFG, mesh=2)
 
@@ -59,7 +60,7 @@ def test_generator_writes_the_module_source(tmp_path):
 def test_logits_equal_pytorch(inputs, unsharded):
     weights, ids, _ = inputs
     _, logits = unsharded
-    reference = gpt.TorchGPT(CFG, weights)(ids).numpy()
+    reference = TorchGPT(CFG, weights)(ids).numpy()
     assert logits.shape == (1, CFG.t, CFG.v)
     assert relative(logits, reference) <= 1e-4
 
@@ -116,7 +117,7 @@ def test_the_demo_script_at_test_width():
     if os.environ.get("KINA_SKIP_MPI") == "1":
         options.append("--no-mpi")
     done = subprocess.run([sys.executable, os.path.join(
-        os.path.dirname(__file__), "..", "..", "scripts", "gpt_demo.py"),
+        os.path.dirname(__file__), "..", "..", "scripts", "demo", "gpt_demo.py"),
         *options], capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "demo passed" in done.stdout

@@ -14,7 +14,7 @@ import kina
 from kina import storylm0
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GENERATOR = ROOT / "scripts" / "gen_storylm.py"
+GENERATOR = ROOT / "scripts" / "generate" / "gen_storylm.py"
 BIT_IDENTICAL = ["vocab", "vocab4", "proj", "both"]
 
 

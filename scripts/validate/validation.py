@@ -1,5 +1,5 @@
-"""Shared steps of the design sections' validation scripts (section 7 of
-each): compile an example to a .so, load its functions from that same .so,
+"""Shared steps of the design sections' validation scripts (the checks each
+section's "Tests" part lists): compile an example to a .so, load its functions from that same .so,
 feed the shared StoryLM-0 weights and the prompt [1, 4, 2, 6], and compare
 with NumPy (and PyTorch when importable). Prints every check; the last line
 is `N passed, M failed`, and the exit status is non-zero on any failure."""
@@ -9,7 +9,7 @@ import shutil
 import sys
 import tempfile
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
     import kina
 except ImportError:  # run from a checkout: use the build's package

@@ -2,9 +2,9 @@
 """Writes the unsharded StoryLM-0 forward (docs/language.md, "StoryLM-0") at any
 width, with an @main entry, to stdout or -o FILE.
 
-    scripts/gen_storylm.py                       # the toy widths (B=1 T=4 H=2 Dh=2 D=4 V=8)
-    scripts/gen_storylm.py --realistic -o big.kina   # T=128 H=12 Dh=64 D=768 V=32000
-    scripts/gen_storylm.py --shard vocab         # the same forward, annotated: lm_head split
+    scripts/generate/gen_storylm.py                       # the toy widths (B=1 T=4 H=2 Dh=2 D=4 V=8)
+    scripts/generate/gen_storylm.py --realistic -o big.kina   # T=128 H=12 Dh=64 D=768 V=32000
+    scripts/generate/gen_storylm.py --shard vocab         # the same forward, annotated: lm_head split
 
 With --shard, the forward's parameters carry mesh placements (the others
 @replicated) and it returns @replicated logits; @main keeps its host
@@ -81,7 +81,7 @@ def program(T, H, DH, D, V, shard=None):
         ("logits", "residual @ broadcast(lm_head)", s(1, T, V)),
     ]
     out = ["# StoryLM-0 forward at T=%d H=%d Dh=%d D=%d V=%d%s "
-           "(scripts/gen_storylm.py)" % (T, H, DH, D, V,
+           "(scripts/generate/gen_storylm.py)" % (T, H, DH, D, V,
                                           ", sharded: " + shard if shard else ""),
            ""]
     if mesh:

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The GPT demo end to end: writes the ~110M-parameter forward
-(scripts/gen_gpt.py), compiles it, checks its logits against the PyTorch
+(scripts/generate/gen_gpt.py), compiles it, checks its logits against the PyTorch
 reference, greedy-generates a few tokens, then runs the Megatron
 annotation on two devices: the host form, the threaded simulator (with its
 per-op report) and `mpirun -n 2`. Exits non-zero if any result is off.
 
-    /usr/bin/python3 scripts/gpt_demo.py [--tiny] [--no-mpi]
+    /usr/bin/python3 scripts/demo/gpt_demo.py [--tiny] [--no-mpi]
 """
 
 import argparse
@@ -17,13 +17,14 @@ import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "build" / "python"))
 
 import numpy as np  # noqa: E402
 
 import kina  # noqa: E402
 from kina import gpt  # noqa: E402
+from kina.torch_reference import TorchGPT  # noqa: E402
 
 
 def relative(a, b):
@@ -55,7 +56,7 @@ def main():
     print("forward in %.0f ms" % ((time.perf_counter() - start) * 1e3))
 
     step("PyTorch reference (torch.nn modules, same weights)")
-    reference = gpt.TorchGPT(cfg, weights)(ids).numpy()
+    reference = TorchGPT(cfg, weights)(ids).numpy()
     error = relative(logits, reference)
     print("max relative difference %.1e (<= 1e-4)" % error)
     ok = error <= 1e-4

@@ -11,7 +11,7 @@ import sys
 import nbformat
 from nbconvert.preprocessors import CellExecutionError, ExecutePreprocessor
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 parser = argparse.ArgumentParser()
 parser.add_argument("notebook")

@@ -12,7 +12,7 @@ import pathlib
 import sys
 
 # gpt.py alone (pure Python): no build needed to write the program.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"
                        / "kina"))
 import gpt  # noqa: E402
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Validates examples/storylm0_tp_vocab.kina (Section 5 section 7): the
+"""Validates examples/storylm0_tp_vocab.kina, the design's column-parallel
+lm_head (design section 5, with the checks its "Tests" part lists): the
 sharded logits against the unsharded forward, each lm_head shard's
 [1, 4, 4] columns, and the causal non-leak."""
 
