@@ -98,6 +98,17 @@ py::array newArray(const py::dtype &dtype, const std::vector<int64_t> &shape) {
 
 py::dtype numpyDtype(kina::DType dtype);
 
+/// `results` as Python returns them: the array of a function with one
+/// result, a tuple for several.
+py::object asValue(const std::vector<py::array> &results) {
+  if (results.size() == 1)
+    return results.front();
+  py::tuple tuple(results.size());
+  for (size_t i = 0; i < results.size(); ++i)
+    tuple[i] = results[i];
+  return std::move(tuple);
+}
+
 /// The probe outputs of `fn` (none unless compiled with probes), their
 /// data appended to `pointers`.
 py::list probeOutputs(const kina::FunctionSignature &fn,
@@ -135,10 +146,11 @@ public:
     return array;
   }
 
-  /// The slot of function `index`'s result on device `device` (-1: the
-  /// host form).
-  static uint64_t slot(size_t index, int device) {
-    return (uint64_t(index) << 8) | uint64_t(device + 1);
+  /// The slot of result `result` of function `index` on device `device`
+  /// (-1: the host form).
+  static uint64_t slot(size_t index, int device, size_t result) {
+    return (uint64_t(index) << 16) | (uint64_t(result) << 8) |
+           uint64_t(device + 1);
   }
 
 private:
@@ -147,13 +159,30 @@ private:
   std::unordered_map<uint64_t, std::vector<py::array>> pool;
 };
 
+/// The result arrays of function `index` (on `device`, -1 for the host
+/// form) from the pool, their data appended to `pointers`.
+std::vector<py::array> resultOutputs(ResultPool &pool,
+                                     const kina::FunctionSignature &fn,
+                                     size_t index, int device,
+                                     std::vector<void *> &pointers) {
+  std::vector<py::array> results;
+  for (size_t i = 0; i < fn.results.size(); ++i) {
+    results.push_back(pool.take(ResultPool::slot(index, device, i),
+                                numpyDtype(fn.results[i].dtype),
+                                fn.results[i].shape));
+    pointers.push_back(results.back().mutable_data());
+  }
+  return results;
+}
+
 /// A loaded shared object. Functions keep it alive.
 struct Library {
   ResultPool results;
   std::unique_ptr<kina::SharedLibrary> shared;
   std::vector<py::dtype> paramDtypes; // flattened, per function
   std::vector<size_t> firstParam;
-  std::vector<py::dtype> resultDtypes;
+  std::vector<py::dtype> resultDtypes; // flattened, per function
+  std::vector<size_t> firstResult;
 
   explicit Library(const std::string &path) {
     std::string error;
@@ -164,7 +193,9 @@ struct Library {
       firstParam.push_back(paramDtypes.size());
       for (const kina::TensorSignature &param : fn.params)
         paramDtypes.push_back(numpyDtype(param.dtype));
-      resultDtypes.push_back(numpyDtype(fn.result.dtype));
+      firstResult.push_back(resultDtypes.size());
+      for (const kina::TensorSignature &result : fn.results)
+        resultDtypes.push_back(numpyDtype(result.dtype));
     }
   }
 };
@@ -182,7 +213,10 @@ public:
     for (size_t i = 0; i < fn.params.size(); ++i)
       text +=
           (i ? ", " : "") + fn.params[i].name + ": " + describe(fn.params[i]);
-    return text + ") -> " + describe(fn.result) + ">";
+    text += ") -> ";
+    for (size_t i = 0; i < fn.results.size(); ++i)
+      text += (i ? ", " : "") + describe(fn.results[i]);
+    return text + ">";
   }
 
   py::object call(py::args args) const {
@@ -203,8 +237,9 @@ public:
     void *inlinePointers[kInline];
     std::vector<void *> heapPointers;
     void **pointers = inlinePointers;
-    if (count + 1 > kInline) {
-      heapPointers.resize(count + 1);
+    size_t outputs = fn.results.size();
+    if (count + outputs > kInline) {
+      heapPointers.resize(count + outputs);
       pointers = heapPointers.data();
     }
     for (size_t i = 0; i < count; ++i)
@@ -212,14 +247,18 @@ public:
           args[i], fn.params[i],
           library->paramDtypes[library->firstParam[index] + i], made,
           [&] { return fn.name + "(): parameter '" + fn.params[i].name + "'"; });
-    py::array result = library->results.take(ResultPool::slot(index, -1),
-                                             library->resultDtypes[index],
-                                             fn.result.shape);
-    pointers[count] = py::detail::array_proxy(result.ptr())->data;
+    std::vector<py::array> results;
+    for (size_t i = 0; i < outputs; ++i) {
+      results.push_back(library->results.take(
+          ResultPool::slot(index, -1, i),
+          library->resultDtypes[library->firstResult[index] + i],
+          fn.results[i].shape));
+      pointers[count + i] = py::detail::array_proxy(results[i].ptr())->data;
+    }
     // A module compiled with probes also returns every op's value.
     py::list probes;
     if (!fn.probes.empty()) {
-      heapPointers.assign(pointers, pointers + count + 1);
+      heapPointers.assign(pointers, pointers + count + outputs);
       probes = probeOutputs(fn, heapPointers);
       pointers = heapPointers.data();
     }
@@ -236,8 +275,8 @@ public:
       throw std::runtime_error(failure + " (status " + std::to_string(status) +
                                ")");
     if (!fn.probes.empty())
-      return py::make_tuple(result, probes);
-    return std::move(result);
+      return py::make_tuple(asValue(results), probes);
+    return asValue(results);
   }
 
 private:
@@ -250,9 +289,9 @@ private:
 };
 
 /// Runs per-device function `index` of `library` on the threaded
-/// simulator: `perDevice[d]` holds device d's local inputs. Returns (local
-/// results, statuses, bytes moved, seconds in collectives, error, each
-/// device's probe values).
+/// simulator: `perDevice[d]` holds device d's local inputs. Returns (each
+/// device's list of local results, statuses, bytes moved, seconds in
+/// collectives, error, each device's probe values).
 py::tuple simulate(const Library &library, size_t index, py::list perDevice,
                    int threadsPerDevice, double timeoutSeconds) {
   const kina::ModuleSignature &signature = library.shared->signature();
@@ -266,8 +305,8 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
                           std::to_string(perDevice.size()));
   if (!(timeoutSeconds > 0) || timeoutSeconds > 86400)
     throw py::value_error("timeout must be in (0, 86400] seconds");
-  std::vector<py::array> made, results;
-  py::list probes;
+  std::vector<py::array> made;
+  py::list results, probes;
   std::vector<std::vector<void *>> args(devices);
   for (size_t d = 0; d < devices; ++d) {
     py::sequence inputs = perDevice[d];
@@ -280,11 +319,8 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
             return fn.name + "() on device " + std::to_string(d) +
                    ": parameter '" + fn.params[i].name + "'";
           }));
-    results.push_back(
-        const_cast<Library &>(library).results.take(
-            ResultPool::slot(index, int(d)), numpyDtype(fn.result.dtype),
-            fn.result.shape));
-    args[d].push_back(results.back().mutable_data());
+    results.append(py::cast(resultOutputs(const_cast<Library &>(library).results,
+                                          fn, index, int(d), args[d])));
     probes.append(probeOutputs(fn, args[d]));
   }
   kina::SimulationOptions options;
@@ -301,7 +337,7 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
 
 /// Runs per-device function `index` as the device at address `device` (a
 /// struct kina_device from an MPI rank's backend) on its local inputs.
-/// Returns (local result, status).
+/// Returns (the list of local results, status).
 py::tuple runDevice(const Library &library, size_t index, uintptr_t device,
                     py::sequence inputs) {
   const kina::ModuleSignature &signature = library.shared->signature();
@@ -319,17 +355,15 @@ py::tuple runDevice(const Library &library, size_t index, uintptr_t device,
     args.push_back(argumentData(
         inputs[i], fn.params[i], numpyDtype(fn.params[i].dtype), made,
         [&] { return fn.name + "(): parameter '" + fn.params[i].name + "'"; }));
-  py::array result = const_cast<Library &>(library).results.take(
-      ResultPool::slot(index, 0), numpyDtype(fn.result.dtype),
-      fn.result.shape);
-  args.push_back(result.mutable_data());
+  std::vector<py::array> results = resultOutputs(
+      const_cast<Library &>(library).results, fn, index, 0, args);
   py::list probes = probeOutputs(fn, args);
   int32_t status;
   {
     py::gil_scoped_release release;
     status = library.shared->deviceEntry(index)(args.data());
   }
-  return py::make_tuple(result, status);
+  return py::make_tuple(py::cast(results), status);
 }
 
 /// A tensor of the signature as Python reads it: the keys of the JSON
@@ -353,9 +387,11 @@ py::dict toDict(const kina::TensorSignature &t, bool named) {
 }
 
 py::dict toDict(const kina::FunctionSignature &fn) {
-  py::list params, probes;
+  py::list params, results, probes;
   for (const kina::TensorSignature &param : fn.params)
     params.append(toDict(param, true));
+  for (const kina::TensorSignature &result : fn.results)
+    results.append(toDict(result, false));
   for (const kina::Probe &probe : fn.probes) {
     py::dict entry;
     entry["op"] = probe.op;
@@ -366,7 +402,7 @@ py::dict toDict(const kina::FunctionSignature &fn) {
   py::dict entry;
   entry["name"] = fn.name;
   entry["params"] = params;
-  entry["result"] = toDict(fn.result, false);
+  entry["results"] = results;
   entry["probes"] = probes;
   return entry;
 }

@@ -43,9 +43,14 @@ renderFunctions(const std::vector<FunctionSignature> &list) {
     llvm::json::Array params;
     for (const TensorSignature &param : fn.params)
       params.push_back(renderTensor(param, true));
+    llvm::json::Array results;
+    for (const TensorSignature &result : fn.results)
+      results.push_back(renderTensor(result, false));
     llvm::json::Object function{{"name", fn.name},
                                 {"params", std::move(params)},
-                                {"result", renderTensor(fn.result, false)}};
+                                {"results", std::move(results)}};
+    if (fn.results.size() == 1)
+      function["result"] = renderTensor(fn.results.front(), false);
     if (!fn.probes.empty()) {
       llvm::json::Array probes;
       for (const Probe &probe : fn.probes)
@@ -161,8 +166,14 @@ static bool parseFunctions(const llvm::json::Array *functions,
     auto name = object ? object->getString("name") : std::nullopt;
     const llvm::json::Array *params =
         object ? object->getArray("params") : nullptr;
-    bool ok = name && params &&
-              parseTensor(object->getObject("result"), false, mesh, fn.result);
+    const llvm::json::Array *results =
+        object ? object->getArray("results") : nullptr;
+    bool ok = name && params && results && !results->empty();
+    for (size_t i = 0; ok && i < results->size(); ++i) {
+      TensorSignature result;
+      ok = parseTensor((*results)[i].getAsObject(), false, mesh, result);
+      fn.results.push_back(std::move(result));
+    }
     for (size_t i = 0; ok && params && i < params->size(); ++i) {
       TensorSignature param;
       ok = parseTensor((*params)[i].getAsObject(), true, mesh, param);

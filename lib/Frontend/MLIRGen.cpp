@@ -79,6 +79,9 @@ private:
   Value genOp(const Expr &expr, ValueRange operands,
               SmallVectorImpl<NamedAttribute> &attrs);
   Value genCall(const Expr &expr);
+  std::optional<SmallVector<Value>> genCallResults(const Expr &expr);
+  void genReturn(const Statement &stmt, FunctionInfo &info);
+  void bind(const std::string &name, SourceLoc where, Value value);
   Value createOp(const SurfaceOp &op, SourceLoc where, ValueRange operands,
                  ArrayRef<NamedAttribute> attrs);
   bool collectAttrs(const Expr &expr, SmallVectorImpl<NamedAttribute> &attrs);
@@ -274,12 +277,17 @@ void MLIRGen::declareFunction(const Function &fn) {
     inputs.push_back(type);
     inputNames.push_back(stmt.name);
   }
-  KinaTensorType result = convertType(*fn.resultType);
-  if (!ok || !result)
+  SmallVector<Type> results;
+  for (const TypeSpec &spec : fn.resultTypes) {
+    KinaTensorType result = convertType(spec);
+    ok &= bool(result);
+    results.push_back(result);
+  }
+  if (!ok)
     return;
   builder.setInsertionPointToEnd(module.getBody());
   auto op = func::FuncOp::create(builder, loc(fn.loc), fn.name,
-                                 builder.getFunctionType(inputs, result));
+                                 builder.getFunctionType(inputs, results));
   auto *dialect = context.getLoadedDialect<KinaDialect>();
   for (auto [i, name] : llvm::enumerate(inputNames))
     op.setArgAttr(i, dialect->getNameAttrHelper().getName(),
@@ -323,38 +331,83 @@ void MLIRGen::genFunction(const Function &fn) {
                        << "' ends without a return statement";
 }
 
-void MLIRGen::genStatement(const Statement &stmt, FunctionInfo &info) {
-  if (stmt.kind == Statement::Kind::Return) {
-    returned = true;
-    if (!stmt.value)
-      return;
-    Value value = genExpr(*stmt.value);
+/// `return a, b, ...`: one value per declared result, each of its shape
+/// and dtype, placed as the result type says (the caller receives that).
+void MLIRGen::genReturn(const Statement &stmt, FunctionInfo &info) {
+  returned = true;
+  if (!stmt.value)
+    return;
+  SmallVector<const Expr *> exprs = {stmt.value.get()};
+  for (const auto &more : stmt.moreValues)
+    exprs.push_back(more.get());
+  FunctionType type = info.op.getFunctionType();
+  if (exprs.size() != type.getNumResults()) {
+    error(stmt.loc) << "'" << current->name << "' returns "
+                    << type.getNumResults() << " result(s), but this return "
+                    << "gives " << exprs.size();
+    return;
+  }
+  SmallVector<Value> values;
+  for (auto [expr, resultType] : llvm::zip_equal(exprs, type.getResults())) {
+    Value value = genExpr(*expr);
     if (!value)
       return;
-    auto expected =
-        cast<KinaTensorType>(info.op.getFunctionType().getResult(0));
-    auto type = cast<KinaTensorType>(value.getType());
-    if (type.getShape() != expected.getShape() ||
-        type.getElementType() != expected.getElementType()) {
-      error(stmt.value->loc)
-          << "return value has type " << formatType(value.getType()) << " but '"
-          << current->name << "' returns " << formatType(expected);
+    auto expected = cast<KinaTensorType>(resultType);
+    auto given = cast<KinaTensorType>(value.getType());
+    if (given.getShape() != expected.getShape() ||
+        given.getElementType() != expected.getElementType()) {
+      error(expr->loc) << "return value has type " << formatType(given)
+                       << " but '" << current->name << "' returns "
+                       << formatType(expected);
       return;
     }
-    // The caller receives the declared placement.
-    value = placeAs(value, expected.getPlacement(), stmt.value->loc);
-    func::ReturnOp::create(builder, loc(stmt.loc), value);
+    values.push_back(placeAs(value, expected.getPlacement(), expr->loc));
+  }
+  func::ReturnOp::create(builder, loc(stmt.loc), values);
+}
+
+/// Binds `name` (once per function; `_` binds nothing) to `value`, null
+/// when the statement failed (its uses are then not reported again).
+void MLIRGen::bind(const std::string &name, SourceLoc where, Value value) {
+  if (name == ::kina::kDiscardName)
+    return;
+  auto previous = boundAt.find(name);
+  if (previous != boundAt.end()) {
+    error(where) << "'" << name << "' is already bound at line "
+                 << previous->second.line << ":" << previous->second.col
+                 << "; a name is bound once per function";
+    return;
+  }
+  boundAt[name] = where;
+  scope[name] = value;
+}
+
+void MLIRGen::genStatement(const Statement &stmt, FunctionInfo &info) {
+  if (stmt.kind == Statement::Kind::Return)
+    return genReturn(stmt, info);
+
+  if (!stmt.moreNames.empty()) {
+    // `a, b, _ = f(...)`: one name per result of the call.
+    SmallVector<std::pair<std::string, SourceLoc>> names = {
+        {stmt.name, stmt.nameLoc}};
+    llvm::append_range(names, stmt.moreNames);
+    std::optional<SmallVector<Value>> results;
+    if (stmt.value && stmt.value->kind != Expr::Kind::Call)
+      error(stmt.value->loc) << "a multiple binding takes the results of a "
+                                "function call";
+    else if (stmt.value)
+      results = genCallResults(*stmt.value);
+    if (results && results->size() != names.size()) {
+      error(stmt.loc) << "'" << stmt.value->name << "' returns "
+                      << results->size() << " result(s), but "
+                      << names.size() << " names are bound";
+      results.reset();
+    }
+    for (auto [i, name] : llvm::enumerate(names))
+      bind(name.first, name.second, results ? (*results)[i] : Value());
     return;
   }
 
-  auto previous = boundAt.find(stmt.name);
-  if (previous != boundAt.end()) {
-    error(stmt.nameLoc) << "'" << stmt.name << "' is already bound at line "
-                        << previous->second.line << ":" << previous->second.col
-                        << "; a name is bound once per function";
-    return;
-  }
-  boundAt[stmt.name] = stmt.nameLoc;
   Value value;
   if (stmt.kind == Statement::Kind::Placeholder) {
     if (!stmt.ascription)
@@ -370,7 +423,7 @@ void MLIRGen::genStatement(const Statement &stmt, FunctionInfo &info) {
     if (value && stmt.ascription)
       value = checkAscription(stmt, value);
   }
-  scope[stmt.name] = value;
+  bind(stmt.name, stmt.nameLoc, value);
 }
 
 /// `value` when it has the statement's ascribed shape or type; null (after
@@ -404,6 +457,10 @@ Value MLIRGen::checkAscription(const Statement &stmt, Value value) {
 Value MLIRGen::genExpr(const Expr &expr) {
   switch (expr.kind) {
   case Expr::Kind::Name: {
+    if (expr.name == ::kina::kDiscardName) {
+      error(expr.loc) << "'_' discards a value; it cannot be read";
+      return nullptr;
+    }
     auto it = scope.find(expr.name);
     if (it == scope.end()) {
       if (functions.count(expr.name))
@@ -565,12 +622,28 @@ Value MLIRGen::createOp(const SurfaceOp &op, SourceLoc where,
   return builder.create(state)->getResult(0);
 }
 
+/// A call used as a value: of a function with one result.
 Value MLIRGen::genCall(const Expr &expr) {
+  std::optional<SmallVector<Value>> results = genCallResults(expr);
+  if (!results)
+    return nullptr;
+  if (results->size() != 1) {
+    error(expr.loc) << "'" << expr.name << "' returns " << results->size()
+                    << " results; bind them with 'NAME, NAME = " << expr.name
+                    << "(...)'";
+    return nullptr;
+  }
+  return results->front();
+}
+
+/// The results of a call; nothing (after an error) when it is ill-formed.
+std::optional<SmallVector<Value>>
+MLIRGen::genCallResults(const Expr &expr) {
   auto it = functions.find(expr.name);
   if (it == functions.end()) {
     if (!brokenFunctions.contains(expr.name))
       error(expr.loc) << "unknown function '" << expr.name << "'";
-    return nullptr;
+    return std::nullopt;
   }
   func::FuncOp callee = it->second.op;
   const Function *calleeAst = it->second.ast;
@@ -581,18 +654,18 @@ Value MLIRGen::genCall(const Expr &expr) {
     ok &= bool(args.back());
   }
   if (!callee || !ok)
-    return nullptr;
+    return std::nullopt;
   if (calleeAst->isMain) {
     error(expr.loc) << "the @main function '" << expr.name
                     << "' cannot be called";
-    return nullptr;
+    return std::nullopt;
   }
   callGraph[current->name].push_back({expr.name, expr.loc});
   FunctionType type = callee.getFunctionType();
   if (args.size() != type.getNumInputs()) {
     error(expr.loc) << "'" << expr.name << "' takes " << type.getNumInputs()
                     << " argument(s), got " << args.size();
-    return nullptr;
+    return std::nullopt;
   }
   for (auto [i, arg] : llvm::enumerate(args)) {
     auto given = cast<KinaTensorType>(arg.getType());
@@ -608,10 +681,10 @@ Value MLIRGen::genCall(const Expr &expr) {
         << "argument " << i + 1 << " of '" << expr.name << "' has type "
         << formatType(arg.getType()) << " but parameter '"
         << calleeAst->params[i].name << "' is " << formatType(type.getInput(i));
-    return nullptr;
+    return std::nullopt;
   }
-  return func::CallOp::create(builder, loc(expr.loc), callee, args)
-      .getResult(0);
+  return SmallVector<Value>(
+      func::CallOp::create(builder, loc(expr.loc), callee, args).getResults());
 }
 
 /// Functions may call each other in any order, but not recursively.

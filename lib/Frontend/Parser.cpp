@@ -91,7 +91,9 @@ private:
   bool parseNameOrList(std::vector<std::string> &names);
   bool parseDims(std::vector<int64_t> &dims);
   bool parseInteger(int64_t &value);
+  bool parseResultTypes(Function &fn);
   bool parseStatement(Function &fn);
+  bool parseMoreNames(Statement &stmt);
   ExprPtr parseExpr();
   ExprPtr parseBinary(int level);
   ExprPtr parseUnary();
@@ -395,10 +397,8 @@ bool Parser::parseFunction(Program &program) {
   if (!expectClose(TokenKind::RParen, ")", open) ||
       !expect(TokenKind::Arrow, "'->' and the result type"))
     return broken();
-  TypeSpec result;
-  if (!parseType(result))
+  if (!parseResultTypes(fn))
     return broken();
-  fn.resultType = std::move(result);
   SourceLoc bodyOpen = tok().loc;
   if (!expect(TokenKind::LBrace, "'{' to start the function body"))
     return broken();
@@ -432,6 +432,46 @@ bool Parser::parseFunction(Program &program) {
   return true;
 }
 
+/// `Tensor[...]`, or `(Tensor[...], Tensor[...], ...)` for two or more
+/// results.
+bool Parser::parseResultTypes(Function &fn) {
+  if (!tok().is(TokenKind::LParen)) {
+    TypeSpec result;
+    if (!parseType(result))
+      return false;
+    fn.resultTypes.push_back(std::move(result));
+    return true;
+  }
+  SourceLoc open = tok().loc;
+  consume();
+  do {
+    TypeSpec result;
+    if (!parseType(result))
+      return false;
+    fn.resultTypes.push_back(std::move(result));
+  } while (consumeIf(TokenKind::Comma));
+  if (!expectClose(TokenKind::RParen, ")", open))
+    return false;
+  if (fn.resultTypes.size() < 2)
+    return error(open, "a parenthesized result list declares two or more "
+                       "results; write '-> Tensor[...]' for one");
+  return true;
+}
+
+/// `, b, _` after the first name of a multiple binding.
+bool Parser::parseMoreNames(Statement &stmt) {
+  while (consumeIf(TokenKind::Comma)) {
+    Token nameTok = tok();
+    if (nameTok.text != kDiscardName && !checkBindable(nameTok, "variable"))
+      return false;
+    if (!nameTok.is(TokenKind::Identifier))
+      return expected("a name to bind");
+    stmt.moreNames.push_back({nameTok.text, nameTok.loc});
+    consume();
+  }
+  return expect(TokenKind::Equal, "'=' after the names to bind");
+}
+
 bool Parser::parseStatement(Function &fn) {
   Statement stmt;
   stmt.loc = tok().loc;
@@ -440,11 +480,17 @@ bool Parser::parseStatement(Function &fn) {
     consume();
     stmt.value = parseExpr();
     bool ok = stmt.value != nullptr;
+    while (ok && consumeIf(TokenKind::Comma)) {
+      stmt.moreValues.push_back(parseExpr());
+      ok = stmt.moreValues.back() != nullptr;
+    }
     fn.body.push_back(std::move(stmt));
     return ok;
   }
-  if (!tok().is(TokenKind::Identifier) || !peekTok().is(TokenKind::Equal))
-    return expected("a statement 'NAME = expression' or 'return expression'");
+  if (!tok().is(TokenKind::Identifier) ||
+      !(peekTok().is(TokenKind::Equal) || peekTok().is(TokenKind::Comma)))
+    return expected("a statement 'NAME = expression', 'NAME, NAME = "
+                    "call(...)' or 'return expression'");
   Token nameTok = tok();
   stmt.name = nameTok.text;
   stmt.nameLoc = nameTok.loc;
@@ -457,9 +503,15 @@ bool Parser::parseStatement(Function &fn) {
     fn.body.push_back(std::move(stmt));
     return ok;
   };
-  if (!checkBindable(nameTok, "variable"))
+  if (nameTok.text != kDiscardName && !checkBindable(nameTok, "variable"))
     return false;
   consume(); // name
+  if (tok().is(TokenKind::Comma)) {
+    if (!parseMoreNames(stmt))
+      return keep(false);
+    stmt.value = parseExpr();
+    return keep(stmt.value != nullptr);
+  }
   consume(); // =
   if (tok().isIdentifier("placeholder")) {
     stmt.kind = Statement::Kind::Placeholder;

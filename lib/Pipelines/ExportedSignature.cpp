@@ -50,9 +50,9 @@ static ::kina::Placement placementOf(KinaTensorType global, MeshOp mesh) {
 /// The per-device form `spmd.NAME` of `name`: local tensors, each with the
 /// global one it is a block of (its `kina.global` attribute, or the same
 /// type when it is on the host).
-static FailureOr<FunctionSignature> deviceSignature(func::FuncOp fn,
-                                                    StringRef name,
-                                                    MeshOp mesh) {
+static FailureOr<FunctionSignature>
+deviceSignature(func::FuncOp fn, StringRef name, unsigned results,
+                MeshOp mesh) {
   StringRef globalAttr = KinaDialect::GlobalAttrHelper::getNameStr();
   auto describe = [&](Type local, TypeAttr global,
                       std::string tensorName) -> FailureOr<TensorSignature> {
@@ -84,11 +84,13 @@ static FailureOr<FunctionSignature> deviceSignature(func::FuncOp fn,
       return failure();
     function.params.push_back(*param);
   }
-  FailureOr<TensorSignature> result = describe(
-      type.getResult(0), fn.getResultAttrOfType<TypeAttr>(0, globalAttr), "");
-  if (failed(result))
-    return failure();
-  function.result = *result;
+  for (unsigned i = 0; i < results; ++i) {
+    FailureOr<TensorSignature> result = describe(
+        type.getResult(i), fn.getResultAttrOfType<TypeAttr>(i, globalAttr), "");
+    if (failed(result))
+      return failure();
+    function.results.push_back(*result);
+  }
   return function;
 }
 
@@ -107,19 +109,25 @@ static std::string describeLocation(Location loc) {
   return text;
 }
 
-/// The probes `fn` returns after its result (buildExportedForms): each
-/// returned value defined by an op marked `kina.probe`. On a device
-/// (`mesh` set), each with the placement of its global value.
+/// The probes `fn` returns after its own results (buildExportedForms): one
+/// returned value per op marked `kina.probe`, last. On a device (`mesh`
+/// set), each with the placement of its global value.
 static FailureOr<std::vector<Probe>> probesOf(func::FuncOp fn, MeshOp mesh) {
+  KinaDialect::ProbeAttrHelper probe(fn.getContext());
   KinaDialect::ProbeGlobalAttrHelper probeGlobal(fn.getContext());
+  size_t count = 0;
+  fn.walk([&](Operation *op) { count += probe.isAttrPresent(op); });
   std::vector<Probe> probes;
   auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
-  for (Value value : ret.getOperands().drop_front()) {
+  if (count >= ret.getNumOperands())
+    return fn.emitError("internal error: '")
+           << fn.getName() << "' returns no result besides its probes";
+  for (Value value : ret.getOperands().take_back(count)) {
     Operation *op = value.getDefiningOp();
-    auto global =
-        op ? probeGlobal.getAttr(op) : TypeAttr();
+    TypeAttr global = op ? probeGlobal.getAttr(op) : TypeAttr();
     if (!global)
-      return probes; // not a probe: the result count check reports it
+      return fn.emitError("internal error: '")
+             << fn.getName() << "' returns a probe without its global type";
     FailureOr<TensorSignature> tensor =
         tensorSignature(fn, value.getType(), "");
     if (failed(tensor))
@@ -151,12 +159,10 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
         probesOf(fn, perDevice ? MeshOp::lookup(module) : MeshOp());
     if (failed(probes))
       return failure();
-    if (type.getNumResults() != 1 + probes->size())
-      return fn.emitError("cannot export '")
-             << fn.getName() << "': a kina function returns one tensor";
+    unsigned results = type.getNumResults() - probes->size();
     if (perDevice) {
       FailureOr<FunctionSignature> device = deviceSignature(
-          fn, fn.getName().drop_front(kPerDeviceSymbolPrefix.size()),
+          fn, fn.getName().drop_front(kPerDeviceSymbolPrefix.size()), results,
           MeshOp::lookup(module));
       if (failed(device))
         return failure();
@@ -183,10 +189,12 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
         return failure();
       function.params.push_back(*param);
     }
-    auto result = tensorSignature(fn, type.getResult(0), "");
-    if (failed(result))
-      return failure();
-    function.result = *result;
+    for (unsigned i = 0; i < results; ++i) {
+      auto result = tensorSignature(fn, type.getResult(i), "");
+      if (failed(result))
+        return failure();
+      function.results.push_back(*result);
+    }
     function.probes = std::move(*probes);
     signature.functions.push_back(function);
     if (isEntry && fn.getName() != "main") {

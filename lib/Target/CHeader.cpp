@@ -1,10 +1,12 @@
 //===- CHeader.cpp - The C header of a .so --------------------------------===//
 #include "Kina/Target/CHeader.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace ::kina;
+using llvm::raw_ostream;
 
 std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
                                       llvm::StringRef guard) {
@@ -12,7 +14,7 @@ std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
   auto shape = [](const TensorSignature &t) {
     return std::string(dtypeInfo(t.dtype).name) + ::kina::formatShape(t.shape);
   };
-  // Kina names are identifiers, but may be C keywords or `out`.
+  // Kina names are identifiers, but may be C keywords or an output's name.
   static const llvm::StringSet<> cKeywords = {
       "auto",     "break",    "case",     "char",    "const",   "continue",
       "default",  "do",       "double",   "else",    "enum",    "extern",
@@ -20,11 +22,47 @@ std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
       "long",     "register", "restrict", "return",  "short",   "signed",
       "sizeof",   "static",   "struct",   "switch",  "typedef", "union",
       "unsigned", "void",     "volatile", "while",   "bool",    "true",
-      "false",    "int32_t",  "int64_t",  "float_t", "_Bool",   "out"};
-  auto cName = [&](std::string name) {
-    while (cKeywords.contains(name))
+      "false",    "int32_t",  "int64_t",  "float_t", "_Bool"};
+  // A function's outputs: `out` for its one result, else out0, out1, ...
+  auto outputNames = [](const FunctionSignature &fn) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < fn.results.size(); ++i)
+      names.push_back(fn.results.size() == 1 ? "out" : "out" + std::to_string(i));
+    return names;
+  };
+  auto cName = [&](std::string name, const std::vector<std::string> &outs) {
+    while (cKeywords.contains(name) || llvm::is_contained(outs, name))
       name += "_";
     return name;
+  };
+  // `name: f32[4, 8] of @sharded(axis=1), ...`
+  auto described = [&](const std::vector<TensorSignature> &tensors,
+                       bool named) {
+    std::string list;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      list += (i ? ", " : "") + (named ? tensors[i].name + ": " : "") +
+              shape(tensors[i]);
+      if (tensors[i].placement)
+        list += " of " + tensors[i].placement->text;
+    }
+    return list;
+  };
+  // The comment and the declaration of one export.
+  auto declare = [&](raw_ostream &os, const FunctionSignature &fn,
+                     const std::string &symbol, const char *leading,
+                     const char *what) {
+    os << "/* " << fn.name << what << "(" << described(fn.params, true)
+       << ") -> ";
+    os << (fn.results.size() == 1 ? described(fn.results, false)
+                                  : "(" + described(fn.results, false) + ")");
+    os << " */\nint32_t " << symbol << "(" << leading;
+    std::vector<std::string> outs = outputNames(fn);
+    for (const TensorSignature &param : fn.params)
+      os << "const " << cType(param.dtype) << " *" << cName(param.name, outs)
+         << ", ";
+    for (size_t i = 0; i < fn.results.size(); ++i)
+      os << (i ? ", " : "") << cType(fn.results[i].dtype) << " *" << outs[i];
+    os << ");\n\n";
   };
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -36,16 +74,8 @@ std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
      << describeStatus(KINA_STATUS_OK) << "), or "
      << KINA_STATUS_GATHER_OUT_OF_RANGE << " ("
      << describeStatus(KINA_STATUS_GATHER_OUT_OF_RANGE) << "). */\n\n";
-  for (const FunctionSignature &fn : signature.functions) {
-    os << "/* " << fn.name << "(";
-    for (size_t i = 0; i < fn.params.size(); ++i)
-      os << (i ? ", " : "") << fn.params[i].name << ": " << shape(fn.params[i]);
-    os << ") -> " << shape(fn.result) << " */\n";
-    os << "int32_t kina_" << fn.name << "(";
-    for (const TensorSignature &param : fn.params)
-      os << "const " << cType(param.dtype) << " *" << cName(param.name) << ", ";
-    os << cType(fn.result.dtype) << " *out);\n\n";
-  }
+  for (const FunctionSignature &fn : signature.functions)
+    declare(os, fn, KINA_EXPORT_PREFIX + fn.name, "", "");
   if (!signature.devices.empty()) {
     os << "/* Per-device forms on mesh [";
     for (size_t i = 0; i < signature.mesh.size(); ++i)
@@ -55,19 +85,9 @@ std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
        << "   ABI.h) and its blocks of the global tensors. */\n"
        << "struct kina_device;\n\n";
   }
-  for (const FunctionSignature &fn : signature.devices) {
-    os << "/* " << fn.name << " per device (";
-    for (size_t i = 0; i < fn.params.size(); ++i)
-      os << (i ? ", " : "") << fn.params[i].name << ": " << shape(fn.params[i])
-         << " of " << fn.params[i].placement->text;
-    os << ") -> " << shape(fn.result) << " of " << fn.result.placement->text
-       << " */\n";
-    os << "int32_t " KINA_SPMD_PREFIX << fn.name
-       << "(const struct kina_device *device, ";
-    for (const TensorSignature &param : fn.params)
-      os << "const " << cType(param.dtype) << " *" << cName(param.name) << ", ";
-    os << cType(fn.result.dtype) << " *out);\n\n";
-  }
+  for (const FunctionSignature &fn : signature.devices)
+    declare(os, fn, KINA_SPMD_PREFIX + fn.name,
+            "const struct kina_device *device, ", " per device ");
   os << "/* JSON describing every exported function. */\n"
      << "const char *kina_module_signature(void);\n\n"
      << "/* Threads each call may use, the caller's included. The default is\n"

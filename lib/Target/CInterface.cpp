@@ -10,8 +10,9 @@ using namespace mlir;
 using ::kina::FunctionSignature;
 using ::kina::ModuleSignature;
 
-/// `int32_t kina_NAME(const T *p..., R *out)` around each lowered function
-/// `NAME(ptr p..., ptr out) -> void | i1` (the i1 is "all gather ids were in
+/// `int32_t kina_NAME(const T *p..., R *out...)` around each lowered
+/// function `NAME(ptr p..., ptr out...) -> void | i1` (one output per
+/// result, then one per probe; the i1 is "all gather ids were in
 /// range"); for a per-device form `spmd.NAME`, `int32_t
 /// kina_spmd_NAME(const struct kina_device *device, ...)`, which tells the
 /// runtime which device runs (lib/Runtime/Collectives.c) and returns the
@@ -24,10 +25,10 @@ static LogicalResult addWrapper(llvm::Module &module,
   llvm::LLVMContext &ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Function *inner = module.getFunction(sig.callee);
-  unsigned outputs = 1 + sig.probes.size();
+  unsigned outputs = sig.numOutputs();
   if (!inner || inner->arg_size() != sig.params.size() + outputs) {
     emitError(loc) << "internal error: lowered '" << sig.callee
-                   << "' does not take (inputs..., out, probes...)";
+                   << "' does not take (inputs..., outputs..., probes...)";
     return failure();
   }
   unsigned leading = perDevice ? 1 : 0; // the device
@@ -45,7 +46,9 @@ static LogicalResult addWrapper(llvm::Module &module,
     wrapper->getArg(leading + i)->setName(sig.params[i].name);
     wrapper->addParamAttr(leading + i, llvm::Attribute::ReadOnly);
   }
-  wrapper->getArg(leading + sig.params.size())->setName("out");
+  for (unsigned i = 0; i < sig.results.size(); ++i)
+    wrapper->getArg(leading + sig.params.size() + i)
+        ->setName(sig.results.size() == 1 ? "out" : "out" + Twine(i));
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", wrapper));
   auto runtime = [&](StringRef name, llvm::Type *result, llvm::Type *arg) {
     return module.getOrInsertFunction(

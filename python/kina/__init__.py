@@ -51,8 +51,10 @@ class Module:
         for i, entry in enumerate(described["functions"]):
             params = tuple(Param(p["name"], p["dtype"], p["shape"])
                            for p in entry["params"])
-            result = Param("result", entry["result"]["dtype"],
-                           entry["result"]["shape"])
+            results = tuple(Param("result" if len(entry["results"]) == 1
+                                  else "result_%d" % i, r["dtype"], r["shape"])
+                            for i, r in enumerate(entry["results"]))
+            result = results[0] if len(results) == 1 else results
             self.functions[entry["name"]] = Signature(entry["name"], params,
                                                       result)
             self._index[entry["name"]] = i
@@ -93,9 +95,10 @@ class Module:
         """Runs the per-device form of `name` on one thread per device of
         the mesh, with shared-memory collectives, on the global `args`
         (distributed by their placements). Returns a SimulationResult:
-        `value` (the global result), `per_device` (each device's local
-        result, in device order), `report` and `bytes_moved`. `args` may
-        also be one `m.distribute(name, *args)`.
+        `value` (the global result; a tuple for a function with several),
+        `per_device` (each device's local result, in device order; tuples
+        for several), `report` and `bytes_moved`. `args` may also be one
+        `m.distribute(name, *args)`.
 
         `report`: also run the unsharded program and compare every op's
         value (`r.report`, one row per op); it runs an instrumented build
@@ -110,8 +113,9 @@ class Module:
         if not report:
             local, moved, seconds, _ = _devices.run_threads(
                 self._library, function, args, threads_per_device, timeout)
-            return SimulationResult(function.result.assemble(local), local,
-                                    None, moved, seconds)
+            return SimulationResult(function.assemble(local),
+                                    function.per_device(local), None, moved,
+                                    seconds)
         probed = self._probed()
         probed_function = probed.per_device[name]
         local, moved, seconds, device_probes = _devices.run_threads(
@@ -120,14 +124,16 @@ class Module:
         if len(args) == 1 and isinstance(args[0], _devices.Distributed):
             args = args[0].global_args
         unsharded = getattr(probed, name)(*args)
-        # (result, probes), or the result alone when no op is probed.
-        unsharded_probes = unsharded[1] if isinstance(unsharded, tuple) else []
+        # (value, probes), or the value alone when no op is probed.
+        probed_entry = probed._described["functions"][probed._index[name]]
+        unsharded_probes = unsharded[1] if probed_entry["probes"] else []
         entries = probed._described["devices"][probed_function.index]
         rows = _devices.divergence_report(entries["probes"],
                                           device_probes, unsharded_probes,
                                           self.mesh)
-        return SimulationResult(function.result.assemble(local), local,
-                                rows, moved, seconds)
+        return SimulationResult(function.assemble(local),
+                                function.per_device(local), rows, moved,
+                                seconds)
 
     def distribute(self, name, *args):
         """The global `args` of `name` cut into each device's blocks once;

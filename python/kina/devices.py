@@ -104,14 +104,34 @@ class Placed:
 
 
 class PerDeviceFunction:
-    """The per-device form of a function of a program with a mesh."""
+    """The per-device form of a function of a program with a mesh.
+    `results` holds one Placed per result; `result` is the one result of a
+    single-result function (None for several)."""
 
     def __init__(self, entry, mesh, index):
         self.name = entry["name"]
         self.index = index
         self.mesh = mesh
         self.params = tuple(Placed(p, mesh) for p in entry["params"])
-        self.result = Placed(entry["result"], mesh)
+        self.results = tuple(Placed(dict(r, name="result_%d" % i
+                                         if len(entry["results"]) > 1
+                                         else "result"), mesh)
+                             for i, r in enumerate(entry["results"]))
+        self.result = self.results[0] if len(self.results) == 1 else None
+
+    def assemble(self, local):
+        """The global value from each device's list of local results: an
+        array for one result, a tuple for several."""
+        values = tuple(placed.assemble([results[i] for results in local])
+                       for i, placed in enumerate(self.results))
+        return values[0] if len(values) == 1 else values
+
+    def per_device(self, local):
+        """Each device's local value: an array, or a tuple for several
+        results."""
+        if len(self.results) == 1:
+            return [results[0] for results in local]
+        return [tuple(results) for results in local]
 
 
 def _check_global(function, args):
@@ -156,7 +176,9 @@ ReportRow = collections.namedtuple("ReportRow",
 
 
 class SimulationResult:
-    """What `Module.simulate` returns."""
+    """What `Module.simulate` returns: `value` (the global result, a tuple
+    for several), `per_device` (each device's local result, a tuple for
+    several), `report`, `bytes_moved`, `collective_seconds`."""
 
     def __init__(self, value, per_device, report, bytes_moved,
                  collective_seconds):
@@ -167,9 +189,12 @@ class SimulationResult:
         self.collective_seconds = collective_seconds
 
     def __repr__(self):
+        values = self.value if isinstance(self.value, tuple) else (
+            self.value,)
         return ("<kina.SimulationResult: %d devices, %d bytes moved, "
-                "value %s %s>" % (len(self.per_device), self.bytes_moved,
-                                  self.value.dtype, list(self.value.shape)))
+                "value %s>" % (len(self.per_device), self.bytes_moved,
+                               ", ".join("%s %s" % (v.dtype, list(v.shape))
+                                         for v in values)))
 
 
 class DeviceError(RuntimeError):
@@ -193,8 +218,9 @@ class Distributed:
 
 def run_threads(library, function, args, threads_per_device, timeout):
     """Runs `function` on one thread per device, on global `args` or on a
-    Distributed; (local results, bytes moved, seconds in collectives, each
-    device's probe values). Raises on a failed status."""
+    Distributed; (each device's list of local results, bytes moved,
+    seconds in collectives, each device's probe values). Raises on a
+    failed status."""
     if len(args) == 1 and isinstance(args[0], Distributed):
         if args[0].function.name != function.name:
             raise ValueError("arguments distributed for %s, not %s" % (

@@ -153,7 +153,7 @@ def _run(args, backend):
             seconds_before = backend.lib.kina_mpi_collective_seconds()
         start = time.perf_counter()
         waited = backend.lib.kina_mpi_collective_seconds()
-        result, status = module._library.run_device(
+        results, status = module._library.run_device(
             function.index, backend.device, local)
         elapsed = time.perf_counter() - start
         if run >= args.warmup:
@@ -167,20 +167,25 @@ def _run(args, backend):
                     status))
             backend.lib.kina_mpi_close()
             return 1
-    blocks = backend.allgather(result)
+    blocks = [backend.allgather(result) for result in results]
     moved = backend.allgather(np.array(
         [backend.lib.kina_mpi_bytes_moved() - moved_before], dtype=np.int64))
     seconds = backend.allgather(np.array(
         [backend.lib.kina_mpi_collective_seconds() - seconds_before]))
     compute = backend.allgather(np.array([np.median(computing)]))
     if rank == 0:
-        outputs = {"result": function.result.assemble(list(blocks)),
-                   "bytes_moved": np.int64(moved.sum() // args.repeat),
+        outputs = {"bytes_moved": np.int64(moved.sum() // args.repeat),
                    "collective_seconds": seconds.sum() / args.repeat,
                    "seconds": np.median(times),
                    "compute_seconds": compute.ravel()}
-        for r, block in enumerate(blocks):
-            outputs["local_%d" % r] = block
+        # One result: `result` and `local_<r>`; several: `result_<i>` and
+        # `local_<r>_<i>`.
+        several = len(function.results) > 1
+        for i, (placed, gathered) in enumerate(zip(function.results, blocks)):
+            suffix = "_%d" % i if several else ""
+            outputs["result" + suffix] = placed.assemble(list(gathered))
+            for r, block in enumerate(gathered):
+                outputs["local_%d%s" % (r, suffix)] = block
         np.savez(args.output, **outputs)
     backend.lib.kina_mpi_close()
     return 0

@@ -38,7 +38,7 @@ def _rows(module, name, values):
                                 ":".join(location[-2:]))
             rows.append(("value", label, Placed(probe["tensor"],
                                                 module.mesh)))
-    rows.append(("result", "result", function.result))
+    rows.extend(("result", placed.name, placed) for placed in function.results)
     return function, rows
 
 

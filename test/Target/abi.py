@@ -22,7 +22,8 @@ class SharedObject:
         self.functions = {f["name"]: f for f in self.signature["functions"]}
 
     def call(self, name, *args):
-        """Returns (status, result) of kina_<name>(args..., out)."""
+        """Returns (status, result) of kina_<name>(args..., outs...): the
+        result array, or a tuple of them for a function with several."""
         fn = self.functions[name]
         assert len(args) == len(fn["params"]), name
         arrays = []
@@ -31,14 +32,13 @@ class SharedObject:
             array = np.require(arg, DTYPES[param["dtype"]], "C")
             assert list(array.shape) == param["shape"], (name, param)
             arrays.append(array)
-        out = np.full(fn["result"]["shape"], np.nan if
-                      fn["result"]["dtype"] == "f32" else 0,
-                      dtype=DTYPES[fn["result"]["dtype"]])
-        pointers = [a.ctypes.data_as(ctypes.c_void_p) for a in arrays + [out]]
+        outs = [np.full(r["shape"], np.nan if r["dtype"] == "f32" else 0,
+                        dtype=DTYPES[r["dtype"]]) for r in fn["results"]]
+        pointers = [a.ctypes.data_as(ctypes.c_void_p) for a in arrays + outs]
         entry = getattr(self.lib, "kina_" + name)
         entry.restype = ctypes.c_int32
         status = entry(*pointers)
-        return status, out
+        return status, outs[0] if len(outs) == 1 else tuple(outs)
 
 
 def compile_file(source, directory, name="module"):

@@ -79,9 +79,16 @@ int main(int argc, char **argv) {
       buffers.push_back(allocate(size_t(param.numBytes())));
       fill(buffers.back(), param);
     }
-    size_t resultBytes = size_t(fn.result.numBytes());
-    buffers.push_back(allocate(resultBytes));
-    std::memset(buffers.back(), 0xff, resultBytes ? resultBytes : 1);
+    std::vector<const kina::TensorSignature *> outputs;
+    for (const kina::TensorSignature &result : fn.results)
+      outputs.push_back(&result);
+    for (const kina::Probe &probe : fn.probes)
+      outputs.push_back(&probe.tensor);
+    for (const kina::TensorSignature *output : outputs) {
+      size_t bytes = size_t(output->numBytes());
+      buffers.push_back(allocate(bytes));
+      std::memset(buffers.back(), 0xff, bytes ? bytes : 1);
+    }
     int32_t status = library->entry(f)(buffers.data());
     outs() << fn.name << ": status " << status << "\n";
     for (void *buffer : buffers)

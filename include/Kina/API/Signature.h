@@ -51,9 +51,13 @@ struct FunctionSignature {
   std::string name;   // exported as `kina_<name>`
   std::string callee; // the kina function it runs
   std::vector<TensorSignature> params;
-  TensorSignature result;
-  /// Each has one more output pointer after `out`, in order.
+  /// One or more, each with an output pointer after the inputs, in order.
+  std::vector<TensorSignature> results;
+  /// Each has one more output pointer after the results', in order.
   std::vector<Probe> probes;
+
+  /// Output pointers a call takes after the inputs: results, then probes.
+  size_t numOutputs() const { return results.size() + probes.size(); }
 };
 
 struct MeshAxis {
@@ -72,8 +76,9 @@ struct ModuleSignature {
   int64_t numDevices() const;
 };
 
-/// `{"functions": [{"name": ..., "params": [...], "result": {...}}],
-///   "mesh": [{"name": "x", "size": 2}], "devices": [...]}`; a device
+/// `{"functions": [{"name": ..., "params": [...], "results": [{...}, ...],
+///   "result": {...}}], "mesh": [{"name": "x", "size": 2}], "devices":
+/// [...]}` (`"result"` only for a function with one result); a device
 /// function's tensors add `"global": {"placement", "shape", "split",
 /// "partial"}`.
 std::string renderSignatureJson(const ModuleSignature &signature);
@@ -89,13 +94,13 @@ inline constexpr const char *kRuntimeExports[] = {
     KINA_SET_NUM_THREADS_SYMBOL};
 
 /// The symbol of the packed entry of `name`: `int32_t (void **args)` with
-/// args = inputs..., out. `.` keeps it apart from every `kina_<name>`.
+/// args = inputs..., outputs... (one per result). `.` keeps it apart from every `kina_<name>`.
 inline std::string packedEntrySymbol(const std::string &name) {
   return "kina.packed." + name;
 }
 
 /// The packed entry of the per-device form of `name`: `int32_t (void
-/// **args)` with args = the struct kina_device, inputs..., out.
+/// **args)` with args = the struct kina_device, inputs..., outputs....
 inline std::string packedDeviceEntrySymbol(const std::string &name) {
   return "kina.packed.spmd." + name;
 }

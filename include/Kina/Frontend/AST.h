@@ -84,13 +84,21 @@ struct Expr {
   bool isContextual() const;
 };
 
+/// The name `_` binds nothing: it discards a result of a multiple binding.
+inline constexpr const char *kDiscardName = "_";
+
 struct Statement {
   enum class Kind { Bind, Placeholder, Return };
   Kind kind;
   SourceLoc loc;
-  std::string name; // Bind / Placeholder
+  std::string name; // Bind / Placeholder: the (first) name bound
   SourceLoc nameLoc;
+  /// Bind: `a, b, _ = f(...)` binds one name per result of a call; the
+  /// first is `name`, these are the others.
+  std::vector<std::pair<std::string, SourceLoc>> moreNames;
   ExprPtr value; // Bind / Return; null when the statement did not parse
+  /// Return: `return a, b, ...` returns these after `value`.
+  std::vector<ExprPtr> moreValues;
   /// `: [dims]` (shape only) or `: Tensor[...]`; a placeholder's type.
   std::optional<TypeSpec> ascription;
   bool ascribesShapeOnly = false;
@@ -107,7 +115,8 @@ struct Function {
   SourceLoc loc;
   bool isMain = false;
   std::vector<Param> params;
-  std::optional<TypeSpec> resultType;
+  /// `-> T`, or `-> (T1, T2, ...)` for two or more results.
+  std::vector<TypeSpec> resultTypes;
   std::vector<Statement> body;
   SourceLoc closeLoc; // the closing `}`
   /// A statement of the body did not parse (a missing return may be its
