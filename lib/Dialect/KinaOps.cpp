@@ -8,6 +8,7 @@
 
 #include "Kina/Dialect/KinaDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -107,6 +108,8 @@ KINA_SAME_TYPE_ASSEMBLY(AddOp)
 KINA_SAME_TYPE_ASSEMBLY(SubOp)
 KINA_SAME_TYPE_ASSEMBLY(MulOp)
 KINA_SAME_TYPE_ASSEMBLY(DivOp)
+KINA_SAME_TYPE_ASSEMBLY(MaximumOp)
+KINA_SAME_TYPE_ASSEMBLY(EqualOp)
 KINA_SAME_TYPE_ASSEMBLY(NegOp)
 KINA_SAME_TYPE_ASSEMBLY(ExpOp)
 KINA_SAME_TYPE_ASSEMBLY(LogOp)
@@ -114,6 +117,40 @@ KINA_SAME_TYPE_ASSEMBLY(SqrtOp)
 KINA_SAME_TYPE_ASSEMBLY(RsqrtOp)
 KINA_SAME_TYPE_ASSEMBLY(TanhOp)
 #undef KINA_SAME_TYPE_ASSEMBLY
+
+/// `@callee` is a function of one f32 result; the operands are its
+/// parameters (and the seed of a result of rank > 0); the results are its
+/// result and one gradient per `wrt` position, of that parameter's type.
+LogicalResult
+ReverseModeOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto callee =
+      symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, getCalleeAttr());
+  if (!callee)
+    return emitOpError("names '") << getCallee() << "', which is not a function";
+  FunctionType type = callee.getFunctionType();
+  if (type.getNumResults() != 1)
+    return emitOpError("differentiates a function of one result; '")
+           << getCallee() << "' has " << type.getNumResults();
+  auto result = cast<KinaTensorType>(type.getResult(0));
+  SmallVector<Type> inputs(type.getInputs());
+  if (result.getRank() > 0)
+    inputs.push_back(result);
+  SmallVector<Type> results = {result};
+  for (int64_t position : getWrt()) {
+    if (position < 0 || position >= int64_t(type.getNumInputs()))
+      return emitOpError("wrt position ")
+             << position << " is not a parameter of '" << getCallee() << "'";
+    results.push_back(type.getInput(position));
+  }
+  if (TypeRange(getInputs()) != TypeRange(inputs) ||
+      TypeRange(getResults()) != TypeRange(results))
+    return emitOpError("has type ")
+           << FunctionType::get(getContext(), getInputs().getTypes(),
+                                getResults().getTypes())
+           << ", but differentiating '" << getCallee() << "' gives "
+           << FunctionType::get(getContext(), inputs, results);
+  return success();
+}
 
 #define GET_OP_CLASSES
 #include "Kina/Dialect/KinaOps.cpp.inc"

@@ -24,6 +24,16 @@ PlacementAttr PlacementAttr::getReplicated(MLIRContext *context) {
 PlacementAttr PlacementAttr::getAuto(MLIRContext *context) {
   return get(context, PlacementKind::auto_, {}, {}, {});
 }
+bool mlir::kina::anyPlacement(FunctionType type,
+                              llvm::function_ref<bool(PlacementAttr)> pred) {
+  return llvm::any_of(
+      llvm::concat<const Type>(type.getInputs(), type.getResults()),
+      [&](Type t) {
+        auto tensor = dyn_cast<KinaTensorType>(t);
+        return tensor && pred(tensor.getPlacement());
+      });
+}
+
 PlacementAttr PlacementAttr::getLocal(MLIRContext *context) {
   return get(context, PlacementKind::local, {}, {}, {});
 }

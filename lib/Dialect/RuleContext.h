@@ -116,6 +116,15 @@ public:
                    << "', but the mesh's axes are " << mesh.getAxisList();
   }
 
+  /// Checks that `ids` holds integer ids (i32 or i64).
+  LogicalResult checkIds(KinaTensorType ids) {
+    Type idType = ids.getElementType();
+    if (idType.isInteger(32) || idType.isInteger(64))
+      return success();
+    return error() << "expects ids of element type i32 or i64, got "
+                   << idType << " of shape " << formatShape(ids.getShape());
+  }
+
   LogicalResult checkF32(KinaTensorType type, StringRef what) {
     if (type.getElementType().isF32())
       return success();

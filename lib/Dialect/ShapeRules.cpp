@@ -117,11 +117,8 @@ FailureOr<Type> GatherOp::inferResultType(TypeRange operandTypes,
   if (table.getRank() < 1)
     return rule.error() << "expects a table of rank >= 1, got shape "
                         << formatShape(table.getShape());
-  Type idType = ids.getElementType();
-  if (!idType.isInteger(32) && !idType.isInteger(64))
-    return rule.error() << "expects ids of element type i32 or i64, got "
-                        << idType << " of shape "
-                        << formatShape(ids.getShape());
+  if (failed(rule.checkIds(ids)))
+    return failure();
   SmallVector<int64_t> shape(ids.getShape());
   llvm::append_range(shape, table.getShape().drop_front());
   return rule.shaped(table, shape);
@@ -298,6 +295,7 @@ static FailureOr<Type> inferUnaryMath(TypeRange operandTypes,
     return RULE(operandTypes, attributes, mesh, emitError);                    \
   }
 KINA_SHAPE_RULE(SoftmaxOp, inferSoftmax)
+KINA_SHAPE_RULE(LogSoftmaxOp, inferSoftmax)
 KINA_SHAPE_RULE(SumOp, inferAxisReduction)
 KINA_SHAPE_RULE(MeanOp, inferAxisReduction)
 KINA_SHAPE_RULE(MaxOp, inferAxisReduction)
@@ -306,7 +304,6 @@ KINA_SHAPE_RULE(LogOp, inferUnaryMath)
 KINA_SHAPE_RULE(SqrtOp, inferUnaryMath)
 KINA_SHAPE_RULE(RsqrtOp, inferUnaryMath)
 KINA_SHAPE_RULE(TanhOp, inferUnaryMath)
-#undef KINA_SHAPE_RULE
 
 /// `+ - * /`: identical shapes, element types and placements.
 static FailureOr<Type> inferElementwiseBinary(TypeRange operandTypes,
@@ -340,6 +337,46 @@ KINA_ELEMENTWISE_RULE(SubOp)
 KINA_ELEMENTWISE_RULE(MulOp)
 KINA_ELEMENTWISE_RULE(DivOp)
 #undef KINA_ELEMENTWISE_RULE
+
+/// maximum, equal: the elementwise rule, on f32 operands.
+static FailureOr<Type> inferFloatElementwise(TypeRange operandTypes,
+                                             DictionaryAttr attributes,
+                                             Operation *mesh,
+                                             EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto operands = rule.tensors(2);
+  if (failed(operands) || failed(rule.checkF32((*operands)[0], "lhs")) ||
+      failed(rule.checkF32((*operands)[1], "rhs")))
+    return failure();
+  return inferElementwiseBinary(operandTypes, attributes, mesh, emitError);
+}
+KINA_SHAPE_RULE(MaximumOp, inferFloatElementwise)
+KINA_SHAPE_RULE(EqualOp, inferFloatElementwise)
+#undef KINA_SHAPE_RULE
+
+/// one_hot: integer ids of any shape; f32 of their shape ++ [classes].
+FailureOr<Type> OneHotOp::inferResultType(TypeRange operandTypes,
+                                          DictionaryAttr attributes,
+                                          Operation *mesh,
+                                          EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto operands = rule.tensors(1);
+  auto classes = rule.intAttr("classes");
+  if (failed(operands) || failed(classes))
+    return failure();
+  KinaTensorType ids = (*operands)[0];
+  if (failed(rule.checkIds(ids)))
+    return failure();
+  if (*classes < 1)
+    return rule.error() << "classes must be >= 1, got " << *classes;
+  SmallVector<int64_t> shape(ids.getShape());
+  shape.push_back(*classes);
+  MLIRContext *ctx = ids.getContext();
+  KinaTensorType like = KinaTensorType::get(ctx, ids.getShape(),
+                                            Float32Type::get(ctx),
+                                            ids.getPlacement());
+  return rule.shaped(like, shape);
+}
 
 FailureOr<Type> NegOp::inferResultType(TypeRange operandTypes,
                                        DictionaryAttr attributes,

@@ -77,10 +77,6 @@ private:
 };
 } // namespace
 
-static bool isReservedForLater(llvm::StringRef word) {
-  return word == "reverseMode";
-}
-
 Token Lexer::lexNumber(SourceLoc loc) {
   size_t start = pos;
   bool isFloat = false;
@@ -139,8 +135,6 @@ Token Lexer::next() {
     while (isIdentChar(peek()))
       advance();
     std::string word = source.slice(start, pos).str();
-    if (isReservedForLater(word))
-      return error(loc, "'" + word + "' is not supported yet");
     return make(TokenKind::Identifier, loc, word);
   }
   if (isDigit(c))
@@ -151,8 +145,6 @@ Token Lexer::next() {
     while (isIdentChar(peek()))
       advance();
     std::string word = source.slice(start, pos).str();
-    if (isReservedForLater(word))
-      return error(loc, "'" + word + "' is not supported yet");
     if (word == "@main" || word == "@host" || word == "@mesh" ||
         word == "@replicated" || word == "@sharded")
       return make(TokenKind::AtWord, loc, word);

@@ -66,7 +66,10 @@ private:
   void genMesh(const ::kina::MeshDecl &decl);
   Value placeAs(Value value, PlacementAttr placement, SourceLoc where);
   void declareFunction(const Function &fn);
+  void declareReverseMode(const Function &fn);
   void genFunction(const Function &fn);
+  void genReverseMode(const Function &fn);
+  std::string paramName(func::FuncOp fn, unsigned i);
   void genStatement(const Statement &stmt, FunctionInfo &info);
   void checkRecursion(const Program &program);
 
@@ -94,6 +97,9 @@ private:
   MeshOp mesh;
   bool meshDeclared = false;
   llvm::StringMap<FunctionInfo> functions;
+  /// Each reverseMode function's `wrt`, as parameter positions.
+  llvm::StringMap<SmallVector<int64_t>> wrtPositions;
+  llvm::StringSet<> reverseModeNames;
   llvm::StringSet<> brokenFunctions;
   const Function *mainFunction = nullptr;
   /// Calls made by each function, for the recursion check.
@@ -229,11 +235,25 @@ OwningOpRef<ModuleOp> MLIRGen::run(const Program &program) {
     genMesh(*program.mesh);
   for (const std::string &name : program.brokenFunctions)
     brokenFunctions.insert(name);
+  // Functions defined by reverseMode take their types from the functions
+  // they differentiate, so those are declared first.
   for (const Function &fn : program.functions)
-    declareFunction(fn);
+    if (!fn.reverseMode)
+      declareFunction(fn);
   for (const Function &fn : program.functions)
-    if (functions.lookup(fn.name).ast == &fn)
+    if (fn.reverseMode && !functions.count(fn.name))
+      reverseModeNames.insert(fn.name);
+  for (const Function &fn : program.functions)
+    if (fn.reverseMode)
+      declareReverseMode(fn);
+  for (const Function &fn : program.functions) {
+    if (functions.lookup(fn.name).ast != &fn)
+      continue;
+    if (fn.reverseMode)
+      genReverseMode(fn);
+    else
       genFunction(fn);
+  }
   checkRecursion(program);
   if (hadError || !program.complete || failed(verify(*owned)))
     return nullptr;
@@ -297,6 +317,124 @@ void MLIRGen::declareFunction(const Function &fn) {
   it->second = FunctionInfo{&fn, op};
 }
 
+/// The source name of parameter `i` of `fn`.
+std::string MLIRGen::paramName(func::FuncOp fn, unsigned i) {
+  auto name = fn.getArgAttrOfType<StringAttr>(
+      i, KinaDialect::NameAttrHelper::getNameStr());
+  return name ? name.str() : "arg" + std::to_string(i);
+}
+
+/// `fn G = reverseMode(F, wrt=[p, ...])`: G takes F's parameters (and the
+/// seed `d_result` when F's result is not rank 0) and returns F's result
+/// and the gradient of each `wrt` parameter, of its type.
+void MLIRGen::declareReverseMode(const Function &fn) {
+  const ::kina::ReverseModeDecl &decl = *fn.reverseMode;
+  auto [it, inserted] = functions.try_emplace(fn.name);
+  if (!inserted) {
+    error(fn.loc) << "function '" << fn.name << "' is defined twice";
+    return;
+  }
+  auto of = functions.find(decl.of);
+  if (reverseModeNames.contains(decl.of)) {
+    error(decl.ofLoc) << "'" << decl.of
+                      << "' is itself defined by reverseMode; differentiating "
+                         "it is not supported in this version";
+    return;
+  }
+  if (of == functions.end()) {
+    if (!brokenFunctions.contains(decl.of))
+      error(decl.ofLoc) << "unknown function '" << decl.of << "'";
+    return;
+  }
+  if (!of->second.ast)
+    return; // its declaration failed, and said so
+  if (of->second.ast->isMain) {
+    error(decl.ofLoc) << "the @main function '" << decl.of
+                      << "' cannot be differentiated";
+    return;
+  }
+  func::FuncOp callee = of->second.op;
+  if (!callee)
+    return; // its own declaration failed, and said so
+  FunctionType type = callee.getFunctionType();
+  if (type.getNumResults() != 1) {
+    error(decl.ofLoc) << "reverseMode differentiates a function of one "
+                         "result; '"
+                      << decl.of << "' has " << type.getNumResults();
+    return;
+  }
+  auto result = cast<KinaTensorType>(type.getResult(0));
+  if (!result.getElementType().isF32()) {
+    error(decl.ofLoc) << "reverseMode differentiates an F32 result; '"
+                      << decl.of << "' returns " << formatType(result);
+    return;
+  }
+  SmallVector<int64_t> positions;
+  SmallVector<Type> results = {result};
+  bool ok = true;
+  for (const auto &[name, where] : decl.wrt) {
+    std::optional<unsigned> position;
+    for (unsigned i = 0; i < type.getNumInputs(); ++i)
+      if (paramName(callee, i) == name)
+        position = i;
+    if (!position) {
+      std::string names;
+      for (unsigned i = 0; i < type.getNumInputs(); ++i)
+        names += (i ? ", " : "") + paramName(callee, i);
+      error(where) << "'" << decl.of << "' has no parameter '" << name
+                   << "' (its parameters: " << names << ")";
+      ok = false;
+      continue;
+    }
+    if (llvm::is_contained(positions, int64_t(*position))) {
+      error(where) << "'" << name << "' is named twice in wrt";
+      ok = false;
+      continue;
+    }
+    auto param = cast<KinaTensorType>(type.getInput(*position));
+    if (!param.getElementType().isF32()) {
+      error(where) << "parameter '" << name << "' of '" << decl.of
+                   << "' is " << formatType(param)
+                   << ": only F32 parameters are differentiable";
+      ok = false;
+      continue;
+    }
+    positions.push_back(*position);
+    results.push_back(param);
+  }
+  if (!ok)
+    return;
+  SmallVector<Type> inputs(type.getInputs());
+  if (result.getRank() > 0)
+    inputs.push_back(result);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto op = func::FuncOp::create(builder, loc(fn.loc), fn.name,
+                                 builder.getFunctionType(inputs, results));
+  auto *dialect = context.getLoadedDialect<KinaDialect>();
+  for (unsigned i = 0; i < inputs.size(); ++i)
+    op.setArgAttr(i, dialect->getNameAttrHelper().getName(),
+                  builder.getStringAttr(i < type.getNumInputs()
+                                            ? paramName(callee, i)
+                                            : std::string("d_result")));
+  wrtPositions[fn.name] = positions;
+  it->second = FunctionInfo{&fn, op};
+  callGraph[fn.name].push_back({decl.of, decl.ofLoc});
+}
+
+/// G's body: the kina.reverse_mode op that --kina-differentiate expands.
+void MLIRGen::genReverseMode(const Function &fn) {
+  FunctionInfo &info = functions[fn.name];
+  if (!info.op)
+    return;
+  Block *entry = info.op.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  auto op = ReverseModeOp::create(
+      builder, loc(fn.loc), info.op.getFunctionType().getResults(),
+      fn.reverseMode->of, wrtPositions.lookup(fn.name),
+      entry->getArguments());
+  func::ReturnOp::create(builder, loc(fn.loc), op.getResults());
+}
+
 void MLIRGen::genFunction(const Function &fn) {
   FunctionInfo &info = functions[fn.name];
   if (!info.op)
@@ -306,12 +444,8 @@ void MLIRGen::genFunction(const Function &fn) {
   boundAt.clear();
   nextPlaceholder = fn.params.size();
   returned = false;
-  FunctionType signature = info.op.getFunctionType();
-  meshBody = llvm::any_of(
-      llvm::concat<const Type>(signature.getInputs(), signature.getResults()),
-      [](Type type) {
-        return cast<KinaTensorType>(type).getPlacement().isOnMesh();
-      });
+  meshBody = anyPlacement(info.op.getFunctionType(),
+                          [](PlacementAttr p) { return p.isOnMesh(); });
   Block *entry = info.op.addEntryBlock();
   builder.setInsertionPointToStart(entry);
   for (auto [i, param] : llvm::enumerate(fn.params)) {
@@ -680,7 +814,7 @@ MLIRGen::genCallResults(const Expr &expr) {
     error(expr.operands[i]->loc)
         << "argument " << i + 1 << " of '" << expr.name << "' has type "
         << formatType(arg.getType()) << " but parameter '"
-        << calleeAst->params[i].name << "' is " << formatType(type.getInput(i));
+        << paramName(callee, i) << "' is " << formatType(type.getInput(i));
     return std::nullopt;
   }
   return SmallVector<Value>(

@@ -92,6 +92,7 @@ private:
   bool parseDims(std::vector<int64_t> &dims);
   bool parseInteger(int64_t &value);
   bool parseResultTypes(Function &fn);
+  bool parseReverseMode(Function &fn);
   bool parseStatement(Function &fn);
   bool parseMoreNames(Statement &stmt);
   ExprPtr parseExpr();
@@ -133,6 +134,7 @@ private:
 
 static bool isKeyword(llvm::StringRef word) {
   return word == "fn" || word == "return" || word == "Tensor" ||
+         word == kReverseModeWord ||
          word == "placeholder" || dtypeFromSource(word) ||
          lookupSurfaceOp(word) != nullptr;
 }
@@ -376,6 +378,12 @@ bool Parser::parseFunction(Program &program) {
     return false;
   };
 
+  if (consumeIf(TokenKind::Equal)) {
+    if (!parseReverseMode(fn))
+      return broken();
+    program.functions.push_back(std::move(fn));
+    return true;
+  }
   SourceLoc open = tok().loc;
   if (!expect(TokenKind::LParen, "'(' after the function name"))
     return broken();
@@ -455,6 +463,47 @@ bool Parser::parseResultTypes(Function &fn) {
   if (fn.resultTypes.size() < 2)
     return error(open, "a parenthesized result list declares two or more "
                        "results; write '-> Tensor[...]' for one");
+  return true;
+}
+
+/// `reverseMode(F, wrt=[p, ...])` after `fn G =`.
+bool Parser::parseReverseMode(Function &fn) {
+  if (!tok().isIdentifier(kReverseModeWord))
+    return expected("'reverseMode(F, wrt=[...])' after 'fn " + fn.name +
+                    " ='");
+  consume();
+  SourceLoc open = tok().loc;
+  if (!expect(TokenKind::LParen, "'(' after reverseMode"))
+    return false;
+  ReverseModeDecl decl;
+  if (!tok().is(TokenKind::Identifier))
+    return expected("the name of the function to differentiate");
+  decl.of = tok().text;
+  decl.ofLoc = tok().loc;
+  consume();
+  if (!expect(TokenKind::Comma, "',' and wrt=[...]"))
+    return false;
+  if (!tok().isIdentifier("wrt"))
+    return expected("'wrt=[...]'");
+  consume();
+  SourceLoc listOpen;
+  if (!expect(TokenKind::Equal, "'=' after wrt"))
+    return false;
+  listOpen = tok().loc;
+  if (!expect(TokenKind::LBracket, "'[' to start the wrt list"))
+    return false;
+  if (!tok().is(TokenKind::RBracket)) {
+    do {
+      if (!tok().is(TokenKind::Identifier))
+        return expected("a parameter name");
+      decl.wrt.push_back({tok().text, tok().loc});
+      consume();
+    } while (consumeIf(TokenKind::Comma));
+  }
+  if (!expectClose(TokenKind::RBracket, "]", listOpen) ||
+      !expectClose(TokenKind::RParen, ")", open))
+    return false;
+  fn.reverseMode = std::move(decl);
   return true;
 }
 
@@ -672,6 +721,11 @@ ExprPtr Parser::parseAtom() {
     if (op->accepts(FormMETHOD))
       forms += " 'x." + first.text + "(...)'";
     error(first.loc, "'" + first.text + "' is written as" + forms);
+    return nullptr;
+  }
+  if (first.text == kReverseModeWord) {
+    error(first.loc, "reverseMode defines a function: write 'fn NAME = "
+                     "reverseMode(F, wrt=[...])' at the top level");
     return nullptr;
   }
   if (isKeyword(first.text)) {

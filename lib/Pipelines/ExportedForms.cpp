@@ -9,6 +9,7 @@
 
 #include "Kina/Pipelines/ExportedForms.h"
 
+#include "Kina/Differentiate/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Sharding/Passes.h"
 
@@ -40,13 +41,8 @@ static std::unique_ptr<Pass> partition(StringRef form) {
 /// value of the program (not a constant, not a collective or reshard the
 /// propagation added) as probe i, with its global type.
 static bool isOnMesh(func::FuncOp fn) {
-  FunctionType type = fn.getFunctionType();
-  return llvm::any_of(
-      llvm::concat<const Type>(type.getInputs(), type.getResults()),
-      [](Type t) {
-        auto tensor = dyn_cast<KinaTensorType>(t);
-        return tensor && tensor.getPlacement().isMesh();
-      });
+  return anyPlacement(fn.getFunctionType(),
+                      [](PlacementAttr p) { return p.isMesh(); });
 }
 
 /// Only functions no mesh-placed function calls are probed: their results
@@ -158,9 +154,14 @@ static LogicalResult moveRenamed(ModuleOp from, ModuleOp into,
 
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::kina::buildExportedForms(ModuleOp program, bool probes) {
+  // reverseMode functions become ordinary kina functions first.
+  FailureOr<OwningOpRef<ModuleOp>> differentiated =
+      runOnCopy(program, createDifferentiatePass());
+  if (failed(differentiated))
+    return failure();
   // Propagated once: its remarks are said once.
   FailureOr<OwningOpRef<ModuleOp>> propagated =
-      runOnCopy(program, createPropagateShardingPass());
+      runOnCopy(**differentiated, createPropagateShardingPass());
   if (failed(propagated))
     return failure();
   if (probes && MeshOp::lookup(program)) {

@@ -11,6 +11,7 @@
 
 #include "Kina/CPU/MatmulModel.h"
 #include "Kina/Conversion/Passes.h"
+#include "Kina/Differentiate/Passes.h"
 #include "Kina/Sharding/Passes.h"
 #include "Kina/Transforms/Passes.h"
 
@@ -29,8 +30,9 @@
 using namespace mlir;
 
 void mlir::kina::buildKinaToLinalgPipeline(OpPassManager &pm) {
-  // Mesh-placed programs run as their host form (nothing happens to
-  // programs without a mesh).
+  // reverseMode functions first; then mesh-placed programs run as their
+  // host form (nothing happens to programs without a mesh).
+  pm.addPass(createDifferentiatePass());
   pm.addPass(createPropagateShardingPass());
   pm.addPass(createPartitionPass());
   buildOneDeviceToLinalgPipeline(pm);

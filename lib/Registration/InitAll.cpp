@@ -2,6 +2,7 @@
 #include "Kina/InitAll.h"
 
 #include "Kina/Conversion/Passes.h"
+#include "Kina/Differentiate/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Frontend/MLIRGen.h"
 #include "Kina/Pipelines/Pipelines.h"
@@ -19,6 +20,7 @@ void kina::registerAllPasses() {
   mlir::kina::registerKinaConversionPasses();
   mlir::kina::registerKinaTransformsPasses();
   mlir::kina::registerKinaShardingPasses();
+  mlir::kina::registerKinaDifferentiatePasses();
   mlir::kina::registerKinaPipelines();
 }
 

@@ -39,14 +39,8 @@ struct PartitionPass : mlir::kina::impl::PartitionPassBase<PartitionPass> {
     // Functions on the host (an @main with host placeholders) are the host
     // form's; the per-device program is the mesh-placed functions.
     for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
-      FunctionType type = fn.getFunctionType();
-      bool onMesh = llvm::any_of(
-          llvm::concat<const Type>(type.getInputs(), type.getResults()),
-          [](Type t) {
-            auto tensor = dyn_cast<KinaTensorType>(t);
-            return tensor && tensor.getPlacement().isMesh();
-          });
-      if (!onMesh)
+      if (!anyPlacement(fn.getFunctionType(),
+                        [](PlacementAttr p) { return p.isMesh(); }))
         fn.erase();
       else if (failed(partitionSpmd(fn, mesh)))
         return signalPassFailure();

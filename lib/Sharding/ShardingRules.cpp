@@ -156,6 +156,22 @@ static ShardingRule gatherRule(GatherOp op) {
   return rule;
 }
 
+/// The ids' dims are the result's leading dims; the classes are blocked.
+static ShardingRule oneHotRule(OneHotOp op) {
+  ShardingRule rule;
+  int64_t rank = rankOf(op.getResult());
+  rule.factors.assign(rank, Kind::Parallel);
+  rule.factors[rank - 1] = Kind::Blocked;
+  SmallVector<int64_t> ids;
+  for (int64_t d = 0; d < rank; ++d) {
+    rule.resultDims.push_back(d);
+    if (d + 1 < rank)
+      ids.push_back(d);
+  }
+  rule.operandDims = {ids};
+  return rule;
+}
+
 /// sum: the reduced axis is contracting (a split one leaves each device a
 /// partial sum, all-reduced where a whole value is needed). mean and max
 /// keep it blocked: their all-reduce is not a sum of partial values (mean
@@ -178,7 +194,8 @@ static ShardingRule axisReductionRule(Operation *op, int64_t axis) {
 std::optional<ShardingRule> mlir::kina::getShardingRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<ShardingRule>>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
-            TanhOp>([](Operation *op) { return elementwise(op); })
+            TanhOp, MaximumOp, EqualOp>(
+          [](Operation *op) { return elementwise(op); })
       .Case<SumOp, MeanOp, MaxOp>([](Operation *op) {
         return axisReductionRule(op,
                                  op->getAttrOfType<IntegerAttr>("axis").getInt());
@@ -191,5 +208,9 @@ std::optional<ShardingRule> mlir::kina::getShardingRule(Operation *op) {
       .Case([](SliceOp op) { return elementwiseBlocking(op, op.getAxis()); })
       .Case([](ConcatOp op) { return elementwiseBlocking(op, op.getAxis()); })
       .Case([](SoftmaxOp op) { return elementwiseBlocking(op, op.getAxis()); })
+      .Case([](LogSoftmaxOp op) {
+        return elementwiseBlocking(op, op.getAxis());
+      })
+      .Case([](OneHotOp op) { return oneHotRule(op); })
       .Default([](Operation *) { return std::nullopt; });
 }

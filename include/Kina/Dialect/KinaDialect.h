@@ -45,6 +45,15 @@ using EmitErrorFn = llvm::function_ref<InFlightDiagnostic()>;
 /// verifier).
 LogicalResult verifyInferredResultType(Operation *op);
 
+/// Whether any kina tensor among `type`'s inputs and results has a
+/// placement for which `pred` holds (a function on the mesh, say).
+bool anyPlacement(FunctionType type,
+                  llvm::function_ref<bool(PlacementAttr)> pred);
+
+/// Where the ops of `forward`'s adjoint are: its location, marked
+/// `"adjoint of <op name>"` (lib/Dialect/AdjointRules.cpp).
+Location getAdjointLoc(Operation *forward);
+
 class MeshOp;
 
 /// Ops whose result placement is their own to choose (a constant, a

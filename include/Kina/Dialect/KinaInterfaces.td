@@ -44,4 +44,26 @@ def Kina_InferResultTypeOpInterface : OpInterface<"InferResultTypeOpInterface"> 
   ];
 }
 
+// Reverse mode: how an op's operands' cotangents follow from its result's.
+// Every kina op declares it (Kina_Op), so an op cannot be added without
+// saying how it differentiates, or that it does not.
+def Kina_AdjointOpInterface : OpInterface<"AdjointOpInterface"> {
+  let cppNamespace = "::mlir::kina";
+  let description = [{
+    Builds, at `builder`'s insertion point, the cotangent of each operand
+    from `cotangent` (the result's, of the result's type): one value per
+    operand in `operandCotangents`, null where no gradient flows (integer
+    operands such as gather ids). The rules are in
+    lib/Dialect/AdjointRules.cpp; `--kina-differentiate` applies them.
+    An op that cannot be differentiated fails with a located error.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "Appends one cotangent (or null) per operand, or fails with an error.",
+      "::llvm::LogicalResult", "buildAdjoint",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Value":$cotangent,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandCotangents)>
+  ];
+}
+
 #endif // KINA_DIALECT_KINAINTERFACES_TD

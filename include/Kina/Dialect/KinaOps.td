@@ -9,14 +9,16 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-// Every kina op is pure, has one result and infers it with its shape rule
-// (lib/Dialect/ShapeRules.cpp). How ops are written in `.kina` source is
+// Every kina op is pure, has one result, infers it with its shape rule
+// (lib/Dialect/ShapeRules.cpp) and says how it differentiates
+// (lib/Dialect/AdjointRules.cpp). How ops are written in `.kina` source is
 // the frontend's business: include/Kina/Frontend/SurfaceSyntax.td.
 class Kina_Op<string mnemonic, list<Trait> traits = [],
               list<string> interfaceMethods = []>
     : Op<Kina_Dialect, mnemonic,
          !listconcat(traits, [Pure, DeclareOpInterfaceMethods<
-             Kina_InferResultTypeOpInterface, interfaceMethods>])> {
+             Kina_InferResultTypeOpInterface, interfaceMethods>,
+             DeclareOpInterfaceMethods<Kina_AdjointOpInterface>])> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() {
@@ -260,6 +262,43 @@ def Kina_SoftmaxOp : Kina_Op<"softmax"> {
   }];
 }
 
+def Kina_LogSoftmaxOp : Kina_Op<"log_softmax"> {
+  let summary = "numerically stable log of the softmax along one axis";
+  let description = [{
+    `x - max(x) - log(sum(exp(x - max(x))))` along `axis`; f32, same shape.
+
+    ```mlir
+    %l = kina.log_softmax %logits [axis = 2] : !kina.tensor<1x4x8xf32, @host>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$input, I64Attr:$axis);
+  let results = (outs Kina_Tensor:$result);
+  let assemblyFormat = [{
+    $input `[` `axis` `=` $axis `]` attr-dict `:`
+    custom<SameOrFunctionalType>(type($input), type($result))
+  }];
+}
+
+def Kina_OneHotOp : Kina_Op<"one_hot"> {
+  let summary = "ids as rows of 1.0 at the id, 0.0 elsewhere";
+  let description = [{
+    Integer ids (i32 or i64) of any shape to an f32 tensor of their shape
+    with one more dim of `classes`: 1.0 where the last index equals the id,
+    0.0 elsewhere (an id outside `[0, classes)` gives a row of zeros). No
+    gradient flows to the ids.
+
+    ```mlir
+    %h = kina.one_hot %ids [classes = 8] : (!kina.tensor<1x4xi64, @host>) -> !kina.tensor<1x4x8xf32, @host>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$ids, I64Attr:$classes);
+  let results = (outs Kina_Tensor:$result);
+  let assemblyFormat = [{
+    $ids `[` `classes` `=` $classes `]` attr-dict `:`
+    functional-type($ids, $result)
+  }];
+}
+
 class Kina_ElementwiseBinaryOp<string mnemonic, string what>
     : Kina_Op<mnemonic> {
   let summary = "elementwise " # what # " of two tensors of one type";
@@ -277,6 +316,12 @@ def Kina_AddOp : Kina_ElementwiseBinaryOp<"add", "sum">;
 def Kina_SubOp : Kina_ElementwiseBinaryOp<"sub", "difference">;
 def Kina_MulOp : Kina_ElementwiseBinaryOp<"mul", "product">;
 def Kina_DivOp : Kina_ElementwiseBinaryOp<"div", "quotient">;
+// The larger of each pair (f32; NaN propagates). Its cotangent goes to the
+// larger operand, halved between equal ones, as PyTorch's.
+def Kina_MaximumOp : Kina_ElementwiseBinaryOp<"maximum", "maximum">;
+// 1.0 where the f32 operands are equal, else 0.0: the masks of the
+// adjoints of `max` and `maximum` (ties share the cotangent).
+def Kina_EqualOp : Kina_ElementwiseBinaryOp<"equal", "equality mask">;
 
 def Kina_NegOp : Kina_Op<"neg"> {
   let summary = "elementwise negation";
@@ -330,6 +375,34 @@ def Kina_LogOp : Kina_UnaryMathOp<"log", "natural logarithm">;
 def Kina_SqrtOp : Kina_UnaryMathOp<"sqrt", "square root">;
 def Kina_RsqrtOp : Kina_UnaryMathOp<"rsqrt", "reciprocal square root">;
 def Kina_TanhOp : Kina_UnaryMathOp<"tanh", "hyperbolic tangent">;
+
+//===----------------------------------------------------------------------===//
+// Reverse mode
+//===----------------------------------------------------------------------===//
+
+def Kina_ReverseModeOp : Op<Kina_Dialect, "reverse_mode",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "the value and the gradients of a function (reverseMode)";
+  let description = [{
+    What the frontend emits for `fn G = reverseMode(F, wrt=[...])`: the
+    body of `G`. Its operands are `F`'s parameters, then the cotangent seed
+    of `F`'s result when that is not rank 0; its results are `F`'s result,
+    then the gradient of each parameter `wrt` names (by position), each of
+    that parameter's type. `--kina-differentiate` replaces it by the
+    forward and adjoint computation.
+
+    ```mlir
+    %v, %d = kina.reverse_mode @loss(%x, %w) wrt = [1] : (!kina.tensor<4xf32, @host>, !kina.tensor<4xf32, @host>) -> (!kina.tensor<f32, @host>, !kina.tensor<4xf32, @host>)
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, DenseI64ArrayAttr:$wrt,
+                   Variadic<Kina_Tensor>:$inputs);
+  let results = (outs Variadic<Kina_Tensor>:$results);
+  let assemblyFormat = [{
+    $callee `(` $inputs `)` `wrt` `=` $wrt attr-dict `:`
+    functional-type($inputs, $results)
+  }];
+}
 
 //===----------------------------------------------------------------------===//
 // Placement changes and collectives

@@ -110,9 +110,22 @@ struct Param {
   TypeSpec type;
 };
 
+/// `fn G = reverseMode(F, wrt=[p, ...])`.
+struct ReverseModeDecl {
+  std::string of; // F
+  SourceLoc ofLoc;
+  std::vector<std::pair<std::string, SourceLoc>> wrt;
+};
+
+/// The word that defines a function as another's reverse mode.
+inline constexpr const char *kReverseModeWord = "reverseMode";
+
 struct Function {
   std::string name;
   SourceLoc loc;
+  /// Set for `fn G = reverseMode(...)`, which has no params, results or
+  /// body of its own.
+  std::optional<ReverseModeDecl> reverseMode;
   bool isMain = false;
   std::vector<Param> params;
   /// `-> T`, or `-> (T1, T2, ...)` for two or more results.

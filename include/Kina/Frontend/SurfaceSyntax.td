@@ -39,6 +39,9 @@ def : KinaSurface<Kina_ReshapeOp, ["call", "method"]>;
 def : KinaSurface<Kina_TransposeOp, ["call", "method"]>;
 def : KinaSurface<Kina_MatmulOp, ["call"]> { let infix = "@"; }
 def : KinaSurface<Kina_SoftmaxOp, ["call"]>;
+def : KinaSurface<Kina_LogSoftmaxOp, ["call"]>;
+def : KinaSurface<Kina_OneHotOp, ["call"]>;
+def : KinaSurface<Kina_MaximumOp, ["call"]>;
 def : KinaSurface<Kina_SumOp, ["call"]>;
 def : KinaSurface<Kina_MeanOp, ["call"]>;
 def : KinaSurface<Kina_MaxOp, ["call"]>;

@@ -19,7 +19,8 @@ namespace mlir::kina {
 /// apart from every kina function name); exported as kina_spmd_NAME.
 inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
 
-/// What a shared object is generated from, still in kina: the host form of
+/// What a shared object is generated from, still in kina, after
+/// `--kina-differentiate`: the host form of
 /// every function of `program` and, when it declares a mesh, the
 /// per-device form (`--kina-partition=form=spmd`) of each mesh-placed
 /// function as `spmd.NAME`, with the mesh. Errors are located.

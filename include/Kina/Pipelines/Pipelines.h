@@ -16,9 +16,9 @@
 
 namespace mlir::kina {
 
-/// For mesh-placed programs `--kina-propagate-sharding` and
-/// `--kina-partition=form=host` first; `--kina-to-linalg` and a
-/// canonicalization.
+/// `--kina-differentiate`; for mesh-placed programs
+/// `--kina-propagate-sharding` and `--kina-partition=form=host`;
+/// `--kina-to-linalg` and a canonicalization.
 void buildKinaToLinalgPipeline(OpPassManager &pm);
 
 /// `--kina-to-linalg` and a canonicalization, for code one device runs

@@ -84,17 +84,20 @@ struct MatmulLowering : KinaPattern<MatmulOp> {
   }
 };
 
-/// softmax(x) = e / sum(e) with e = exp(x - max(x)) along `axis`.
-struct SoftmaxLowering : KinaPattern<SoftmaxOp> {
-  using KinaPattern::KinaPattern;
+/// softmax(x) = e / sum(e) with e = exp(x - max(x)) along `axis`;
+/// log_softmax(x) = (x - max(x)) - log(sum(e)).
+template <typename Op> struct SoftmaxLowering : KinaPattern<Op> {
+  using KinaPattern<Op>::KinaPattern;
+  static constexpr bool isLog = std::is_same_v<Op, LogSoftmaxOp>;
   LogicalResult
-  matchAndRewrite(SoftmaxOp op, OpAdaptor adaptor,
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = resultType(op);
+    RankedTensorType type = this->resultType(op);
     int64_t axis = op.getAxis();
     Value input = adaptor.getInput();
     Type f32 = type.getElementType();
+    MLIRContext *context = rewriter.getContext();
 
     SmallVector<int64_t> reducedShape;
     SmallVector<AffineExpr> reducedExprs;
@@ -105,8 +108,7 @@ struct SoftmaxLowering : KinaPattern<SoftmaxOp> {
       reducedExprs.push_back(rewriter.getAffineDimExpr(d));
     }
     auto reducedType = RankedTensorType::get(reducedShape, f32);
-    auto reducedMap =
-        AffineMap::get(type.getRank(), 0, reducedExprs, getContext());
+    auto reducedMap = AffineMap::get(type.getRank(), 0, reducedExprs, context);
     auto identity = rewriter.getMultiDimIdentityMap(type.getRank());
 
     auto reduce = [&](Value source, TypedAttr init, auto combine) {
@@ -137,6 +139,18 @@ struct SoftmaxLowering : KinaPattern<SoftmaxOp> {
                         [](OpBuilder &b, Location l, ValueRange args) -> Value {
                           return arith::AddFOp::create(b, l, args[0], args[1]);
                         });
+    if constexpr (isLog) {
+      rewriter.replaceOp(
+          op, parallelGeneric(
+                  rewriter, loc, type, ValueRange{input, max, sums},
+                  {identity, reducedMap, reducedMap},
+                  [](OpBuilder &b, Location l, ValueRange args) -> Value {
+                    Value shifted = arith::SubFOp::create(b, l, args[0], args[1]);
+                    return arith::SubFOp::create(
+                        b, l, shifted, math::LogOp::create(b, l, args[2]));
+                  }));
+      return success();
+    }
     rewriter.replaceOp(
         op,
         parallelGeneric(rewriter, loc, type, ValueRange{exps, sums},
@@ -144,6 +158,58 @@ struct SoftmaxLowering : KinaPattern<SoftmaxOp> {
                         [](OpBuilder &b, Location l, ValueRange args) -> Value {
                           return arith::DivFOp::create(b, l, args[0], args[1]);
                         }));
+    return success();
+  }
+};
+
+/// 1.0 where the operands are equal (ordered: NaN equals nothing), else 0.0.
+struct EqualLowering : KinaPattern<EqualOp> {
+  using KinaPattern::KinaPattern;
+  LogicalResult
+  matchAndRewrite(EqualOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    rewriter.replaceOp(
+        op, elementwiseGeneric(
+                rewriter, op.getLoc(), type, adaptor.getOperands(),
+                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  Value same = arith::CmpFOp::create(
+                      b, l, arith::CmpFPredicate::OEQ, args[0], args[1]);
+                  return arith::UIToFPOp::create(b, l, type.getElementType(),
+                                                 same);
+                }));
+    return success();
+  }
+};
+
+/// one_hot: 1.0 where the last index equals the id (widened to i64, so an
+/// id outside [0, classes) matches nothing), else 0.0.
+struct OneHotLowering : KinaPattern<OneHotOp> {
+  using KinaPattern::KinaPattern;
+  LogicalResult
+  matchAndRewrite(OneHotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    int64_t rank = type.getRank();
+    SmallVector<AffineExpr> idExprs;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      idExprs.push_back(rewriter.getAffineDimExpr(d));
+    auto idMap = AffineMap::get(rank, 0, idExprs, rewriter.getContext());
+    rewriter.replaceOp(
+        op, parallelGeneric(
+                rewriter, op.getLoc(), type, adaptor.getIds(), {idMap},
+                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  Value id = args[0];
+                  if (!id.getType().isInteger(64))
+                    id = arith::ExtSIOp::create(b, l, b.getI64Type(), id);
+                  Value index = arith::IndexCastOp::create(
+                      b, l, b.getI64Type(),
+                      linalg::IndexOp::create(b, l, rank - 1));
+                  Value hit = arith::CmpIOp::create(
+                      b, l, arith::CmpIPredicate::eq, index, id);
+                  return arith::UIToFPOp::create(b, l, type.getElementType(),
+                                                 hit);
+                }));
     return success();
   }
 };
@@ -301,7 +367,10 @@ struct UnaryMathLowering : KinaPattern<Op> {
 
 void mlir::kina::populateKinaComputeToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<ConstantLowering, MatmulLowering, SoftmaxLowering, NegLowering,
+  patterns.add<ConstantLowering, MatmulLowering, SoftmaxLowering<SoftmaxOp>,
+               SoftmaxLowering<LogSoftmaxOp>, EqualLowering, OneHotLowering,
+               NegLowering,
+               ElementwiseLowering<MaximumOp, arith::MaximumFOp, arith::MaxSIOp>,
                ElementwiseLowering<AddOp, arith::AddFOp, arith::AddIOp>,
                ElementwiseLowering<SubOp, arith::SubFOp, arith::SubIOp>,
                ElementwiseLowering<MulOp, arith::MulFOp, arith::MulIOp>,

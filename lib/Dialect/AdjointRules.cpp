@@ -1,0 +1,444 @@
+//===- AdjointRules.cpp - How every kina op differentiates ----------------===//
+//
+// Each op's `buildAdjoint` (AdjointOpInterface, declared by every kina op)
+// turns the cotangent of its result into one per operand, with kina ops
+// whose types come from their own shape rules, so the adjoint of a sharded
+// program is typed like any program. Every op built here carries the
+// location of the forward op, marked `adjoint` (a NameLoc around it), so
+// diagnostics and the simulator's report point at the `.kina` line.
+// `--kina-differentiate` (lib/Differentiate) applies the rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+
+namespace {
+/// Builds the adjoint ops of one forward op: its location marked as an
+/// adjoint, every op typed by its shape rule; `failed` once any build
+/// failed (createInferred reported it).
+class AdjointBuilder {
+public:
+  AdjointBuilder(OpBuilder &b, Operation *forward)
+      : b(b), loc(getAdjointLoc(forward)) {}
+
+  template <typename OpTy, typename... Args> Value make(Args &&...args) {
+    auto op = createInferred<OpTy>(b, loc, std::forward<Args>(args)...);
+    failed |= !op;
+    return op ? op->getResult(0) : Value();
+  }
+
+  /// `value` (f32) broadcast to `shape` (by default `like`'s), placed
+  /// as `like` is.
+  Value filled(float value, Value like,
+               std::optional<ArrayRef<int64_t>> shape = std::nullopt) {
+    auto type = cast<KinaTensorType>(like.getType());
+    ArrayRef<int64_t> target = shape ? *shape : type.getShape();
+    auto scalarType = KinaTensorType::get(b.getContext(), {}, b.getF32Type(),
+                                          scalarPlacement(type));
+    Value scalar = ConstantOp::create(b, loc, scalarType,
+                                      b.getF32FloatAttr(value));
+    if (target.empty())
+      return scalar;
+    return make<BroadcastOp>(scalar, target);
+  }
+
+  /// `value` broadcast back over `axis` to the shape of `like`.
+  Value spread(Value value, Value like) {
+    return make<BroadcastOp>(value,
+                             cast<KinaTensorType>(like.getType()).getShape());
+  }
+
+  /// `value` with `shape` (itself when it has it).
+  Value reshaped(Value value, ArrayRef<int64_t> shape) {
+    if (cast<KinaTensorType>(value.getType()).getShape() == shape)
+      return value;
+    return make<ReshapeOp>(value, shape);
+  }
+
+  /// The transpose of the last two dims.
+  Value swapLastTwo(Value value) {
+    int64_t rank = cast<KinaTensorType>(value.getType()).getRank();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    return make<TransposeOp>(value, perm);
+  }
+
+  LogicalResult result() const { return success(!failed); }
+
+private:
+  /// A literal's placement beside a value of `type`: the host's, a
+  /// device's own (`@local`) or replicated over the mesh.
+  static PlacementAttr scalarPlacement(KinaTensorType type) {
+    PlacementAttr placement = type.getPlacement();
+    if (placement.isHost() || placement.isLocal())
+      return placement;
+    return PlacementAttr::getReplicated(type.getContext());
+  }
+
+  OpBuilder &b;
+  Location loc;
+  bool failed = false;
+};
+
+bool isFloat(Value value) {
+  return cast<KinaTensorType>(value.getType()).getElementType().isF32();
+}
+} // namespace
+
+Location mlir::kina::getAdjointLoc(Operation *forward) {
+  return NameLoc::get(
+      StringAttr::get(forward->getContext(),
+                      "adjoint of " + forward->getName().getStringRef()),
+      forward->getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::buildAdjoint(OpBuilder &, Value,
+                                       SmallVectorImpl<Value> &) {
+  return success(); // no operands
+}
+
+/// The cotangent in its place, zeros around it on the sliced axis.
+LogicalResult SliceOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                    SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  auto input = cast<KinaTensorType>(getInput().getType());
+  int64_t axis = getAxis();
+  auto zeros = [&](int64_t size) {
+    SmallVector<int64_t> shape(input.getShape());
+    shape[axis] = size;
+    return adjoint.filled(0.0f, cotangent, shape);
+  };
+  SmallVector<Value> parts;
+  if (getStart() > 0)
+    parts.push_back(zeros(getStart()));
+  parts.push_back(cotangent);
+  if (getStop() < input.getDimSize(axis))
+    parts.push_back(zeros(input.getDimSize(axis) - getStop()));
+  cotangents.push_back(parts.size() == 1
+                           ? cotangent
+                           : adjoint.make<ConcatOp>(ValueRange(parts), axis));
+  return adjoint.result();
+}
+
+/// Each input's part of the cotangent.
+LogicalResult ConcatOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                     SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  int64_t axis = getAxis(), offset = 0;
+  for (Value input : getInputs()) {
+    int64_t size = cast<KinaTensorType>(input.getType()).getDimSize(axis);
+    cotangents.push_back(
+        isFloat(input)
+            ? adjoint.make<SliceOp>(cotangent, axis, offset, offset + size)
+            : Value());
+    offset += size;
+  }
+  return adjoint.result();
+}
+
+/// A scatter-add of the cotangent's rows into the table's: one_hot(ids)^T
+/// @ cotangent, so repeated ids add. No gradient flows to the ids.
+LogicalResult GatherOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                     SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  auto table = cast<KinaTensorType>(getTable().getType());
+  auto ids = cast<KinaTensorType>(getIds().getType());
+  int64_t rows = table.getDimSize(0);
+  int64_t count = ids.getNumElements();
+  int64_t width = table.getNumElements() / rows;
+  Value hot = adjoint.make<OneHotOp>(getIds(), rows);
+  Value flatHot = adjoint.reshaped(hot, {count, rows});
+  Value flatCotangent = adjoint.reshaped(cotangent, {count, width});
+  Value summed = adjoint.make<MatmulOp>(
+      adjoint.make<TransposeOp>(flatHot, ArrayRef<int64_t>{1, 0}),
+      flatCotangent);
+  cotangents.push_back(adjoint.reshaped(summed, table.getShape()));
+  cotangents.push_back(Value());
+  return adjoint.result();
+}
+
+/// The cotangent summed over every stretched dim, then reshaped back.
+LogicalResult BroadcastOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                        SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  auto input = cast<KinaTensorType>(getInput().getType());
+  auto result = cast<KinaTensorType>(getType());
+  int64_t offset = result.getRank() - input.getRank();
+  Value summed = cotangent;
+  for (int64_t d = 0; d < result.getRank(); ++d) {
+    bool stretched =
+        d < offset || input.getDimSize(d - offset) != result.getDimSize(d);
+    if (stretched)
+      summed = adjoint.make<SumOp>(summed, d);
+  }
+  cotangents.push_back(adjoint.reshaped(summed, input.getShape()));
+  return adjoint.result();
+}
+
+LogicalResult ReshapeOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                      SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(adjoint.reshaped(
+      cotangent, cast<KinaTensorType>(getInput().getType()).getShape()));
+  return adjoint.result();
+}
+
+/// The inverse permutation.
+LogicalResult TransposeOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                        SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  ArrayRef<int64_t> perm = getPerm();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = int64_t(i);
+  cotangents.push_back(adjoint.make<TransposeOp>(cotangent, inverse));
+  return adjoint.result();
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+/// d lhs = c @ rhs^T, d rhs = lhs^T @ c (per batch).
+LogicalResult MatmulOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                     SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(
+      adjoint.make<MatmulOp>(cotangent, adjoint.swapLastTwo(getRhs())));
+  cotangents.push_back(
+      adjoint.make<MatmulOp>(adjoint.swapLastTwo(getLhs()), cotangent));
+  return adjoint.result();
+}
+
+/// dx = y * (c - sum(c * y)), the sum along the axis.
+LogicalResult SoftmaxOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                      SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Value y = getResult();
+  Value dot = adjoint.make<SumOp>(adjoint.make<MulOp>(cotangent, y), getAxis());
+  cotangents.push_back(adjoint.make<MulOp>(
+      y, adjoint.make<SubOp>(cotangent, adjoint.spread(dot, y))));
+  return adjoint.result();
+}
+
+/// dx = c - exp(y) * sum(c), the sum along the axis.
+LogicalResult LogSoftmaxOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                         SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Value y = getResult();
+  Value total = adjoint.make<SumOp>(cotangent, getAxis());
+  cotangents.push_back(adjoint.make<SubOp>(
+      cotangent, adjoint.make<MulOp>(adjoint.make<ExpOp>(y),
+                                     adjoint.spread(total, y))));
+  return adjoint.result();
+}
+
+/// Integer arithmetic carries no gradient.
+#define KINA_INTEGER_HAS_NO_ADJOINT(operands)                                  \
+  if (!isFloat(getResult())) {                                                 \
+    cotangents.append(operands, Value());                                      \
+    return success();                                                          \
+  }
+
+LogicalResult AddOp::buildAdjoint(OpBuilder &, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  KINA_INTEGER_HAS_NO_ADJOINT(2)
+  cotangents.append({cotangent, cotangent});
+  return success();
+}
+
+LogicalResult SubOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  KINA_INTEGER_HAS_NO_ADJOINT(2)
+  AdjointBuilder adjoint(b, *this);
+  cotangents.append({cotangent, adjoint.make<NegOp>(cotangent)});
+  return adjoint.result();
+}
+
+LogicalResult MulOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  KINA_INTEGER_HAS_NO_ADJOINT(2)
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(adjoint.make<MulOp>(cotangent, getRhs()));
+  cotangents.push_back(adjoint.make<MulOp>(cotangent, getLhs()));
+  return adjoint.result();
+}
+
+/// d lhs = c / rhs; d rhs = -(c / rhs) * (lhs / rhs).
+LogicalResult DivOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  KINA_INTEGER_HAS_NO_ADJOINT(2)
+  AdjointBuilder adjoint(b, *this);
+  Value scaled = adjoint.make<DivOp>(cotangent, getRhs());
+  cotangents.push_back(scaled);
+  cotangents.push_back(
+      adjoint.make<NegOp>(adjoint.make<MulOp>(scaled, getResult())));
+  return adjoint.result();
+}
+
+LogicalResult NegOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  KINA_INTEGER_HAS_NO_ADJOINT(1)
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(adjoint.make<NegOp>(cotangent));
+  return adjoint.result();
+}
+
+/// To the larger operand, shared equally between equal ones (PyTorch's
+/// rule): d lhs = c * [y == lhs] / ([y == lhs] + [y == rhs]).
+LogicalResult MaximumOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                      SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Value y = getResult();
+  Value toLhs = adjoint.make<EqualOp>(y, getLhs());
+  Value toRhs = adjoint.make<EqualOp>(y, getRhs());
+  Value shares = adjoint.make<AddOp>(toLhs, toRhs);
+  for (Value mask : {toLhs, toRhs})
+    cotangents.push_back(adjoint.make<DivOp>(
+        adjoint.make<MulOp>(cotangent, mask), shares));
+  return adjoint.result();
+}
+
+/// A mask is constant almost everywhere: no gradient.
+LogicalResult EqualOp::buildAdjoint(OpBuilder &, Value,
+                                    SmallVectorImpl<Value> &cotangents) {
+  cotangents.append(2, Value());
+  return success();
+}
+
+LogicalResult OneHotOp::buildAdjoint(OpBuilder &, Value,
+                                     SmallVectorImpl<Value> &cotangents) {
+  cotangents.push_back(Value()); // ids are not differentiable
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult SumOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(adjoint.spread(cotangent, getInput()));
+  return adjoint.result();
+}
+
+LogicalResult MeanOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                   SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  int64_t count =
+      cast<KinaTensorType>(getInput().getType()).getDimSize(getAxis());
+  Value share = adjoint.make<DivOp>(
+      cotangent, adjoint.filled(float(count), cotangent));
+  cotangents.push_back(adjoint.spread(share, getInput()));
+  return adjoint.result();
+}
+
+/// To the elements equal to the maximum, shared equally among ties.
+LogicalResult MaxOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Value x = getInput();
+  Value ties = adjoint.make<EqualOp>(x, adjoint.spread(getResult(), x));
+  Value count = adjoint.make<SumOp>(ties, getAxis());
+  Value share = adjoint.make<DivOp>(cotangent, count);
+  cotangents.push_back(adjoint.make<MulOp>(ties, adjoint.spread(share, x)));
+  return adjoint.result();
+}
+
+//===----------------------------------------------------------------------===//
+// Math
+//===----------------------------------------------------------------------===//
+
+LogicalResult ExpOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(adjoint.make<MulOp>(cotangent, getResult()));
+  return adjoint.result();
+}
+
+LogicalResult LogOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(adjoint.make<DivOp>(cotangent, getInput()));
+  return adjoint.result();
+}
+
+/// c / (2 sqrt(x)), as PyTorch: inf at 0.
+LogicalResult SqrtOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                   SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Value y = getResult();
+  cotangents.push_back(adjoint.make<DivOp>(
+      cotangent, adjoint.make<MulOp>(adjoint.filled(2.0f, y), y)));
+  return adjoint.result();
+}
+
+/// -c y^3 / 2, as PyTorch.
+LogicalResult RsqrtOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                    SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Value y = getResult();
+  Value cube = adjoint.make<MulOp>(adjoint.make<MulOp>(y, y), y);
+  cotangents.push_back(adjoint.make<MulOp>(
+      adjoint.make<MulOp>(cotangent, adjoint.filled(-0.5f, y)), cube));
+  return adjoint.result();
+}
+
+/// c (1 - y^2).
+LogicalResult TanhOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                   SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Value y = getResult();
+  cotangents.push_back(adjoint.make<MulOp>(
+      cotangent,
+      adjoint.make<SubOp>(adjoint.filled(1.0f, y), adjoint.make<MulOp>(y, y))));
+  return adjoint.result();
+}
+
+//===----------------------------------------------------------------------===//
+// Placement changes and collectives
+//===----------------------------------------------------------------------===//
+
+/// The cotangent placed as the input was.
+LogicalResult ReshardOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                      SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  auto input = cast<KinaTensorType>(getInput().getType());
+  auto type = cast<KinaTensorType>(cotangent.getType());
+  cotangents.push_back(
+      type.getPlacement() == input.getPlacement()
+          ? cotangent
+          : ReshardOp::create(b, cotangent.getLoc(),
+                              KinaTensorType::get(getContext(), type.getShape(),
+                                                  type.getElementType(),
+                                                  input.getPlacement()),
+                              cotangent)
+                .getResult());
+  return adjoint.result();
+}
+
+/// Differentiating through explicit collectives comes with the placement
+/// rules of docs/design.md ("Reverse mode"); until then a located error.
+#define KINA_NOT_YET_DIFFERENTIABLE(OP)                                        \
+  LogicalResult OP::buildAdjoint(OpBuilder &, Value,                           \
+                                 SmallVectorImpl<Value> &) {                   \
+    return emitOpError("cannot be differentiated yet: reverseMode of a "      \
+                       "program with explicit collectives is not supported "  \
+                       "in this version");                                     \
+  }
+KINA_NOT_YET_DIFFERENTIABLE(AllGatherOp)
+KINA_NOT_YET_DIFFERENTIABLE(AllSliceOp)
+KINA_NOT_YET_DIFFERENTIABLE(AllReduceOp)
+KINA_NOT_YET_DIFFERENTIABLE(ReduceScatterOp)
+KINA_NOT_YET_DIFFERENTIABLE(AllToAllOp)
+#undef KINA_NOT_YET_DIFFERENTIABLE

@@ -1,0 +1,185 @@
+//===- Differentiate.cpp - The --kina-differentiate pass ------------------===//
+//
+// Reverse mode over straight-line kina code: the function is copied in
+// place of its kina.reverse_mode (calls inlined, so that their ops are
+// differentiated like the caller's), every copied op is recorded on a
+// tape, and the tape is walked backwards applying each op's own adjoint
+// rule (AdjointOpInterface, lib/Dialect/AdjointRules.cpp). There is no
+// central switch over ops here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Differentiate/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::kina {
+#define GEN_PASS_DEF_DIFFERENTIATEPASS
+#include "Kina/Differentiate/Passes.h.inc"
+} // namespace mlir::kina
+
+using namespace mlir;
+using namespace mlir::kina;
+
+namespace {
+/// One kina.reverse_mode being replaced.
+class ReverseMode {
+public:
+  ReverseMode(ReverseModeOp op, SymbolTable &symbols)
+      : op(op), symbols(symbols), builder(op) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult copyBody(func::FuncOp fn, IRMapping &map,
+                         SmallVectorImpl<Value> &results);
+  Value constant(float value, Type like, Location loc);
+  void accumulate(Value value, Value cotangent, Operation *forward);
+
+  ReverseModeOp op;
+  SymbolTable &symbols;
+  OpBuilder builder;
+  /// The forward ops, in order.
+  SmallVector<Operation *> tape;
+  DenseMap<Value, Value> cotangents;
+};
+} // namespace
+
+/// Copies `fn`'s body at the builder, arguments mapped by `map`, calls
+/// inlined (Kina has no recursion, so this ends); `results` gets what it
+/// returns.
+LogicalResult ReverseMode::copyBody(func::FuncOp fn, IRMapping &map,
+                                    SmallVectorImpl<Value> &results) {
+  for (Operation &inner : fn.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(inner)) {
+      for (Value value : ret.getOperands())
+        results.push_back(map.lookupOrDefault(value));
+      return success();
+    }
+    if (isa<ReverseModeOp>(inner))
+      return op.emitOpError("differentiates '")
+             << fn.getName()
+             << "', which is itself defined by reverseMode: not supported "
+                "in this version";
+    if (auto call = dyn_cast<func::CallOp>(inner)) {
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (!callee || callee.isExternal())
+        return call.emitOpError("calls '")
+               << call.getCallee() << "', which has no body to differentiate";
+      IRMapping calleeMap;
+      for (auto [arg, operand] :
+           llvm::zip_equal(callee.getArguments(), call.getOperands()))
+        calleeMap.map(arg, map.lookupOrDefault(operand));
+      SmallVector<Value> returned;
+      if (failed(copyBody(callee, calleeMap, returned)))
+        return failure();
+      for (auto [result, value] : llvm::zip_equal(call.getResults(), returned))
+        map.map(result, value);
+      continue;
+    }
+    if (!isa<KinaDialect>(inner.getDialect()))
+      return inner.emitOpError("cannot be differentiated: reverseMode "
+                               "differentiates kina ops and calls");
+    tape.push_back(builder.clone(inner, map));
+  }
+  return fn.emitOpError("has no return");
+}
+
+/// A rank-0 f32 `value` placed as `like`, broadcast to its shape.
+Value ReverseMode::constant(float value, Type like, Location loc) {
+  auto type = cast<KinaTensorType>(like);
+  auto scalar = ConstantOp::create(
+      builder, loc,
+      KinaTensorType::get(builder.getContext(), {}, builder.getF32Type(),
+                          type.getPlacement()),
+      builder.getF32FloatAttr(value));
+  if (type.getRank() == 0)
+    return scalar;
+  auto filled =
+      createInferred<BroadcastOp>(builder, loc, scalar.getResult(),
+                                  type.getShape());
+  return filled ? filled.getResult() : Value();
+}
+
+/// Adds `cotangent` (from the adjoint of `forward`) to what `value` has
+/// received so far.
+void ReverseMode::accumulate(Value value, Value cotangent,
+                             Operation *forward) {
+  auto [it, inserted] = cotangents.try_emplace(value, cotangent);
+  if (inserted)
+    return;
+  auto sum = createInferred<AddOp>(builder, getAdjointLoc(forward),
+                                   it->second, cotangent);
+  it->second = sum ? sum.getResult() : cotangent;
+}
+
+LogicalResult ReverseMode::run() {
+  auto fn = symbols.lookup<func::FuncOp>(op.getCallee());
+  if (!fn) // verifySymbolUses reports it
+    return failure();
+  if (anyPlacement(fn.getFunctionType(),
+                   [](PlacementAttr p) { return !p.isHost(); }))
+    return op.emitOpError("differentiates '")
+           << fn.getName()
+           << "', whose parameters or result are placed on a mesh: not "
+              "supported in this version";
+  IRMapping map;
+  for (auto [arg, input] : llvm::zip(fn.getArguments(), op.getInputs()))
+    map.map(arg, input);
+  SmallVector<Value> results;
+  if (failed(copyBody(fn, map, results)))
+    return failure();
+  Value result = results.front();
+  Value seed = cast<KinaTensorType>(result.getType()).getRank() == 0
+                   ? constant(1.0f, result.getType(), op.getLoc())
+                   : op.getInputs().back();
+  if (!seed)
+    return failure();
+  cotangents[result] = seed;
+  for (Operation *forward : llvm::reverse(tape)) {
+    auto it = cotangents.find(forward->getResult(0));
+    if (it == cotangents.end())
+      continue; // does not reach the result
+    SmallVector<Value> operandCotangents;
+    if (failed(cast<AdjointOpInterface>(forward).buildAdjoint(
+            builder, it->second, operandCotangents)))
+      return failure();
+    if (operandCotangents.size() != forward->getNumOperands())
+      return forward->emitOpError("internal error: its adjoint gives ")
+             << operandCotangents.size() << " cotangents for "
+             << forward->getNumOperands() << " operands";
+    for (auto [operand, cotangent] :
+         llvm::zip_equal(forward->getOperands(), operandCotangents))
+      if (cotangent)
+        accumulate(operand, cotangent, forward);
+  }
+  SmallVector<Value> replacements = {result};
+  for (int64_t position : op.getWrt()) {
+    Value param = op.getInputs()[position];
+    Value gradient = cotangents.lookup(param);
+    if (!gradient)
+      gradient = constant(0.0f, param.getType(), op.getLoc());
+    if (!gradient)
+      return failure();
+    replacements.push_back(gradient);
+  }
+  op->replaceAllUsesWith(replacements);
+  op->erase();
+  return success();
+}
+
+namespace {
+struct DifferentiatePass
+    : mlir::kina::impl::DifferentiatePassBase<DifferentiatePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<ReverseModeOp> ops;
+    module.walk([&](ReverseModeOp op) { ops.push_back(op); });
+    for (ReverseModeOp op : ops)
+      if (failed(ReverseMode(op, symbols).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace
