@@ -35,6 +35,7 @@ private:
   LogicalResult copyBody(func::FuncOp fn, IRMapping &map,
                          SmallVectorImpl<Value> &results);
   Value constant(float value, Type like, Location loc);
+  Value placed(Value value, Type type);
   void accumulate(Value value, Value cotangent, Operation *forward);
 
   ReverseModeOp op;
@@ -86,13 +87,17 @@ LogicalResult ReverseMode::copyBody(func::FuncOp fn, IRMapping &map,
   return fn.emitOpError("has no return");
 }
 
-/// A rank-0 f32 `value` placed as `like`, broadcast to its shape.
+/// An f32 `value` of `like`'s shape: a rank-0 constant on the host, or
+/// replicated over the mesh, broadcast to the shape.
 Value ReverseMode::constant(float value, Type like, Location loc) {
   auto type = cast<KinaTensorType>(like);
+  PlacementAttr placement = type.getPlacement();
+  if (placement.isMesh() || placement.isAuto())
+    placement = PlacementAttr::getReplicated(builder.getContext());
   auto scalar = ConstantOp::create(
       builder, loc,
       KinaTensorType::get(builder.getContext(), {}, builder.getF32Type(),
-                          type.getPlacement()),
+                          placement),
       builder.getF32FloatAttr(value));
   if (type.getRank() == 0)
     return scalar;
@@ -100,6 +105,23 @@ Value ReverseMode::constant(float value, Type like, Location loc) {
       createInferred<BroadcastOp>(builder, loc, scalar.getResult(),
                                   type.getShape());
   return filled ? filled.getResult() : Value();
+}
+
+/// `value` as `type` says: in the global view of a mesh-placed function a
+/// cotangent is `@auto` until propagation decides it; a gradient has its
+/// parameter's placement (the propagation then adds the collectives, e.g.
+/// one all-reduce of a replicated weight's partial gradient).
+Value ReverseMode::placed(Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  auto have = cast<KinaTensorType>(value.getType());
+  auto want = cast<KinaTensorType>(type);
+  if (have.getPlacement().isAuto() && want.getPlacement().isOnMesh() &&
+      isa<OpResult>(value)) {
+    value.setType(want);
+    return value;
+  }
+  return ReshardOp::create(builder, value.getLoc(), want, value);
 }
 
 /// Adds `cotangent` (from the adjoint of `forward`) to what `value` has
@@ -119,11 +141,11 @@ LogicalResult ReverseMode::run() {
   if (!fn) // verifySymbolUses reports it
     return failure();
   if (anyPlacement(fn.getFunctionType(),
-                   [](PlacementAttr p) { return !p.isHost(); }))
+                   [](PlacementAttr p) { return p.isLocal(); }))
     return op.emitOpError("differentiates '")
            << fn.getName()
-           << "', whose parameters or result are placed on a mesh: not "
-              "supported in this version";
+           << "', a per-device (@local) function: differentiate the global "
+              "view, before --kina-partition";
   IRMapping map;
   for (auto [arg, input] : llvm::zip(fn.getArguments(), op.getInputs()))
     map.map(arg, input);
@@ -162,7 +184,7 @@ LogicalResult ReverseMode::run() {
       gradient = constant(0.0f, param.getType(), op.getLoc());
     if (!gradient)
       return failure();
-    replacements.push_back(gradient);
+    replacements.push_back(placed(gradient, param.getType()));
   }
   op->replaceAllUsesWith(replacements);
   op->erase();

@@ -77,6 +77,8 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   // self-copies, which canonicalization drops.
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // Each result its own buffer: upstream's out-params crash on repeats.
+  pm.addNestedPass<func::FuncOp>(createDistinctResultsPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;

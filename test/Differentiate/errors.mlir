@@ -1,16 +1,16 @@
 // RUN: kina-opt %s --kina-differentiate --split-input-file -verify-diagnostics
 
-// A mesh-placed function is not differentiated in this version.
+// The per-device form is not differentiated: the global view is.
 kina.mesh @mesh [x = 2]
-func.func @f(%w: !kina.tensor<4xf32, @sharded(axis = 0)>) -> !kina.tensor<f32, @replicated> {
-  %s = kina.sum %w [axis = 0] : (!kina.tensor<4xf32, @sharded(axis = 0)>) -> !kina.tensor<1xf32, @replicated>
-  %r = kina.reshape %s to [] : !kina.tensor<1xf32, @replicated> -> !kina.tensor<f32, @replicated>
-  return %r : !kina.tensor<f32, @replicated>
+func.func @f(%w: !kina.tensor<2xf32, @local>) -> !kina.tensor<f32, @local> {
+  %s = kina.sum %w [axis = 0] : (!kina.tensor<2xf32, @local>) -> !kina.tensor<1xf32, @local>
+  %r = kina.reshape %s to [] : !kina.tensor<1xf32, @local> -> !kina.tensor<f32, @local>
+  return %r : !kina.tensor<f32, @local>
 }
-func.func @g(%w: !kina.tensor<4xf32, @sharded(axis = 0)>) -> (!kina.tensor<f32, @replicated>, !kina.tensor<4xf32, @sharded(axis = 0)>) {
-  // expected-error @+1 {{differentiates 'f', whose parameters or result are placed on a mesh: not supported in this version}}
-  %v, %d = kina.reverse_mode @f(%w) wrt = [0] : (!kina.tensor<4xf32, @sharded(axis = 0)>) -> (!kina.tensor<f32, @replicated>, !kina.tensor<4xf32, @sharded(axis = 0)>)
-  return %v, %d : !kina.tensor<f32, @replicated>, !kina.tensor<4xf32, @sharded(axis = 0)>
+func.func @g(%w: !kina.tensor<2xf32, @local>) -> (!kina.tensor<f32, @local>, !kina.tensor<2xf32, @local>) {
+  // expected-error @+1 {{differentiates 'f', a per-device (@local) function: differentiate the global view, before --kina-partition}}
+  %v, %d = kina.reverse_mode @f(%w) wrt = [0] : (!kina.tensor<2xf32, @local>) -> (!kina.tensor<f32, @local>, !kina.tensor<2xf32, @local>)
+  return %v, %d : !kina.tensor<f32, @local>, !kina.tensor<2xf32, @local>
 }
 
 // -----

@@ -167,6 +167,23 @@ fn g = reverseMode(f, wrt=[unused, x])
     np.testing.assert_array_equal(d_x, 2 * x)
 
 
+def test_equal_gradients_are_returned_as_two_results():
+    # Both cotangents of a + b are one value: each result gets its own
+    # buffer (MLIR 22's out-params would crash on the repeat).
+    m = kina.compile("""
+fn f(a: Tensor[F32, [3], @host], b: Tensor[F32, [3], @host]) -> Tensor[F32, [3], @host] {
+  return a + b
+}
+fn g = reverseMode(f, wrt=[a, b])
+""")
+    a = np.arange(3, dtype=np.float32)
+    seed = np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    value, d_a, d_b = m.g(a, a, seed)
+    np.testing.assert_array_equal(value, 2 * a)
+    np.testing.assert_array_equal(d_a, seed)
+    np.testing.assert_array_equal(d_b, seed)
+
+
 def test_a_gather_id_out_of_range_fails_like_the_forward(module):
     table = np.ones((5, 3), np.float32)
     ids = np.array([[0, 1, 2, 3], [4, 5, 0, 1]], dtype=np.int64)

@@ -206,6 +206,27 @@ def PrefetchNextBlockPass
                            "::mlir::memref::MemRefDialect"];
 }
 
+def DistinctResultsPass
+    : Pass<"kina-distinct-results", "::mlir::func::FuncOp"> {
+  let summary = "Return each buffer once, before buffer-results-to-out-params";
+  let description = [{
+    After bufferization, a function may return one buffer as two results
+    (the gradients of `a` and `b` in `sum(a + b)` are the same value, and
+    CSE merges equal values): MLIR 22's `buffer-results-to-out-params`
+    crashes on that (docs/design.md, "Lowering"). Each repeated result is
+    returned as a copy of its own instead.
+
+    ```mlir
+    return %g, %g : memref<4xf32>, memref<4xf32>
+    // becomes
+    %c = memref.alloc() : memref<4xf32>
+    memref.copy %g, %c : memref<4xf32> to memref<4xf32>
+    return %g, %c : memref<4xf32>, memref<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def WriteResultsInPlacePass
     : Pass<"kina-write-results-in-place", "::mlir::func::FuncOp"> {
   let summary = "Compute a result returned as a reshape in the caller's out buffer";
