@@ -19,9 +19,9 @@ from . import devices as _devices
 from .devices import DeviceError, SimulationResult
 from .show import show_sharding
 
-__all__ = ["CompileError", "DeviceError", "Module", "Param", "Signature",
-           "SimulationResult", "check", "compile", "compile_file", "load",
-           "show_sharding"]
+__all__ = ["CompileError", "DeviceError", "GradientCheckError", "Module",
+           "Param", "Signature", "SimulationResult", "check", "check_grads",
+           "compile", "compile_file", "load", "show_sharding"]
 
 
 class CompileError(Exception):
@@ -279,5 +279,6 @@ def load(path, num_threads=None):
     return _with_threads(Module(_kina.Library(path), path), num_threads)
 
 
-# Last: kina.tune compiles through `compile` above.
+# Last: kina.tune and kina.check_grads compile through `compile` above.
 from . import tune  # noqa: E402
+from .gradcheck import GradientCheckError, check_grads  # noqa: E402

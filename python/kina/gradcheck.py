@@ -1,0 +1,82 @@
+"""Compiled gradients against central finite differences (as
+`jax.test_util.check_grads` does): `kina.check_grads(m, "F", *args,
+wrt=["w", ...])`.
+
+The module must have been compiled here from source (kina.compile or
+kina.compile_file): the check compiles that source again with
+`fn <F>_check_grads = reverseMode(F, wrt=[...])` added. For each `wrt`
+parameter p and a random direction v (and, for a result of rank > 0, a
+random cotangent s), the compiled gradient's <grad_p, v> is compared with
+(phi(p + eps v) - phi(p - eps v)) / (2 eps), phi = <s, F(...)>, evaluated
+by the compiled F in float32."""
+
+import numpy as np
+
+__all__ = ["GradientCheckError", "check_grads"]
+
+
+class GradientCheckError(AssertionError):
+    """A compiled gradient disagrees with finite differences; `parameter`
+    is the worst one and `error` its relative error."""
+
+    def __init__(self, message, parameter, error):
+        super().__init__(message)
+        self.parameter = parameter
+        self.error = error
+
+
+def check_grads(module, name, *args, wrt, eps=1e-3, rtol=2e-2, seed=0):
+    """Raises GradientCheckError naming the parameter whose gradient is
+    farthest from central finite differences, when that relative error
+    exceeds `rtol`; returns {parameter: relative error} otherwise."""
+    from . import _compile
+    if module._source is None:
+        raise ValueError("check_grads recompiles the program: use a module "
+                         "from kina.compile or kina.compile_file")
+    signature = module.functions.get(name)
+    if signature is None:
+        raise ValueError("module has no function %r" % name)
+    params = [p.name for p in signature.params]
+    unknown = [p for p in wrt if p not in params]
+    if unknown or not wrt:
+        raise ValueError("wrt must name parameters of %s (%s), got %s" % (
+            name, ", ".join(params), list(wrt)))
+    text, filename, tuning = module._source
+    checker = "%s_check_grads" % name
+    checked = _compile(text + "\nfn %s = reverseMode(%s, wrt=[%s])\n" % (
+        checker, name, ", ".join(wrt)), filename, tuning)
+    rng = np.random.default_rng(seed)
+    args = [np.asarray(a) for a in args]
+    result = signature.result
+    cotangent = (None if len(result.shape) == 0 else
+                 rng.standard_normal(result.shape).astype(np.float32))
+    forward = getattr(checked, name)
+    outputs = getattr(checked, checker)(
+        *(args + ([] if cotangent is None else [cotangent])))
+
+    def phi(values):
+        out = np.asarray(forward(*values), dtype=np.float64)
+        return float(out if cotangent is None else (out * cotangent).sum())
+
+    errors = {}
+    for param, gradient in zip(wrt, outputs[1:]):
+        index = params.index(param)
+        direction = rng.standard_normal(args[index].shape).astype(np.float32)
+        step = eps * max(1.0, float(np.abs(args[index]).max()))
+        shifted = []
+        for sign in (1, -1):
+            values = list(args)
+            values[index] = (args[index] + sign * step *
+                             direction).astype(args[index].dtype)
+            shifted.append(phi(values))
+        numeric = (shifted[0] - shifted[1]) / (2 * step)
+        analytic = float((np.asarray(gradient, np.float64) * direction).sum())
+        scale = max(abs(numeric), abs(analytic), 1e-6)
+        errors[param] = abs(numeric - analytic) / scale
+    worst = max(errors, key=errors.get)
+    if errors[worst] > rtol:
+        raise GradientCheckError(
+            "%s: the gradient of parameter '%s' is %.3g off finite "
+            "differences (relative; tolerance %.3g)" % (
+                name, worst, errors[worst], rtol), worst, errors[worst])
+    return errors
