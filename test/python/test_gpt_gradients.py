@@ -1,0 +1,146 @@
+"""Loss gradients of the GPT of scripts/generate/gen_gpt.py at test width:
+a mean token cross-entropy over gpt_forward, differentiated with respect
+to every weight. The unsharded gradients equal torch.autograd (float64)
+on the same model; the Megatron annotation's equal the unsharded ones on
+the host form, the simulator and mpirun -n 2, every device holding the
+same bits of each replicated gradient."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import kina
+from kina import gpt
+from kina.torch_reference import TorchGPT
+from test_mpi import mpi_environment
+
+CFG = gpt.Config.tiny()
+WEIGHTS = [n for n in gpt.parameter_names(CFG)
+           if n not in ("token_ids", "mask")]
+
+
+def program(mesh=None):
+    text = gpt.source(CFG, mesh=mesh)
+    params = re.search(r"fn %s\((.*?)\) ->" % gpt.ENTRY, text,
+                       re.S).group(1).strip().rstrip(",")
+    placed = "@replicated" if mesh else "@host"
+    names = ", ".join(re.findall(r"(\w+):", params))
+    return text + """
+fn gpt_loss(%s, targets: Tensor[I64, [1, %d], %s]) -> Tensor[F32, [], %s] {
+  logits = %s(%s)
+  nll = -sum(one_hot(targets, classes=%d) * log_softmax(logits, axis=2), axis=2)
+  return reshape(mean(mean(nll, axis=1), axis=0), [])
+}
+fn gpt_loss_grad = reverseMode(gpt_loss, wrt=[%s])
+""" % (params, CFG.t, placed, placed, gpt.ENTRY, names, CFG.v,
+       ", ".join(WEIGHTS))
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, CFG.v, (1, CFG.t))
+    targets = rng.integers(0, CFG.v, (1, CFG.t)).astype(np.int64)
+    weights = gpt.weights(CFG, seed=0)
+    return gpt.arguments(CFG, weights, ids) + [targets], weights, ids, targets
+
+
+def torch_gradients(weights, ids, targets):
+    """float64 autograd through the reference modules, by parameter name."""
+    model = TorchGPT(CFG, weights).double()
+    logits = type(model).forward.__wrapped__(model, ids)
+    loss = torch.nn.functional.cross_entropy(
+        logits.reshape(CFG.t, CFG.v), torch.tensor(targets).reshape(CFG.t))
+    loss.backward()
+    grads = {"wte": model.wte.weight.grad, "wpe": model.wpe.grad,
+             "lnf_g": model.lnf.weight.grad, "lnf_b": model.lnf.bias.grad,
+             "lm_head": model.lm_head.weight.grad.T}
+    for i, block in enumerate(model.blocks):
+        linears = {"q": block.q, "k": block.k, "v": block.v, "o": block.o,
+                   "_fc": block.fc, "_proj": block.proj}
+        for suffix, linear in linears.items():
+            grads["w%s_%d" % (suffix, i)] = linear.weight.grad.T
+            grads["b%s_%d" % (suffix, i)] = linear.bias.grad
+        for norm, module in (("ln1", block.ln1), ("ln2", block.ln2)):
+            grads["%s_g_%d" % (norm, i)] = module.weight.grad
+            grads["%s_b_%d" % (norm, i)] = module.bias.grad
+    return loss.item(), {name: g.numpy() for name, g in grads.items()}
+
+
+def close(got, want, tol, floor):
+    """max|got - want| <= tol * max|want|; `floor` bounds the scale of a
+    gradient that is zero in exact arithmetic (the key biases': softmax
+    does not see a shift shared by every key)."""
+    want = np.asarray(want, np.float64)
+    scale = max(float(np.abs(want).max()), floor)
+    error = float(np.abs(np.asarray(got, np.float64) - want).max())
+    assert error <= tol * scale, (error, scale)
+
+
+@pytest.fixture(scope="module")
+def unsharded(inputs):
+    args = inputs[0]
+    module = kina.compile(program(), "gpt_loss.kina")
+    value, *grads = module.gpt_loss_grad(*args)
+    return value, dict(zip(WEIGHTS, grads))
+
+
+def test_unsharded_gradients_equal_torch(inputs, unsharded):
+    _, weights, ids, targets = inputs
+    ref_value, ref = torch_gradients(weights, ids, targets)
+    value, grads = unsharded
+    assert value == pytest.approx(ref_value, rel=1e-5)
+    floor = 1e-3 * max(np.abs(g).max() for g in ref.values())
+    for name in WEIGHTS:
+        close(grads[name], ref[name], 1e-4, floor)
+
+
+@pytest.fixture(scope="module")
+def megatron():
+    return kina.compile(program(mesh=2), "gpt_loss_megatron.kina")
+
+
+def test_megatron_gradients_equal_the_unsharded(inputs, unsharded, megatron):
+    args = inputs[0]
+    floor = 1e-3 * max(np.abs(g).max() for g in unsharded[1].values())
+    value, *grads = megatron.gpt_loss_grad(*args)
+    assert value == pytest.approx(unsharded[0], rel=1e-5)
+    for name, got in zip(WEIGHTS, grads):
+        close(got, unsharded[1][name], 1e-5, floor)
+    r = megatron.simulate("gpt_loss_grad", *args, report=False)
+    for name, got in zip(WEIGHTS, r.value[1:]):
+        close(got, unsharded[1][name], 1e-5, floor)
+    function = megatron.per_device["gpt_loss_grad"]
+    for i, placed in enumerate(function.results):
+        if all(s < 0 for s in placed.split) and not placed.partial:
+            np.testing.assert_array_equal(r.per_device[1][i],
+                                          r.per_device[0][i])
+
+
+@pytest.mark.skipif(os.environ.get("KINA_SKIP_MPI") == "1",
+                    reason="KINA_SKIP_MPI=1 (the sanitizer build)")
+def test_megatron_gradients_under_mpirun(inputs, megatron, tmp_path):
+    assert shutil.which("mpirun"), "OpenMPI (scripts/install-deps.sh)"
+    args = inputs[0]
+    megatron.save(tmp_path / "grad.so")
+    names = [p.name for p in megatron.functions["gpt_loss_grad"].params]
+    np.savez(tmp_path / "in.npz", **dict(zip(names, args)))
+    done = subprocess.run(
+        ["mpirun", "-n", "2", sys.executable, "-m", "kina.mpi",
+         str(tmp_path / "grad.so"), "gpt_loss_grad", str(tmp_path / "in.npz"),
+         str(tmp_path / "out.npz")], env=mpi_environment(),
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    simulated = megatron.simulate("gpt_loss_grad", *args, report=False)
+    with np.load(tmp_path / "out.npz") as out:
+        for i in range(1 + len(WEIGHTS)):
+            np.testing.assert_array_equal(out["result_%d" % i],
+                                          simulated.value[i])
+            np.testing.assert_array_equal(out["local_0_%d" % i],
+                                          simulated.per_device[0][i])
