@@ -90,11 +90,24 @@ bool isFloat(Value value) {
 }
 } // namespace
 
+/// What every adjoint location's name starts with.
+static constexpr llvm::StringLiteral kAdjointPrefix = "adjoint of ";
+
 Location mlir::kina::getAdjointLoc(Operation *forward) {
   return NameLoc::get(
       StringAttr::get(forward->getContext(),
-                      "adjoint of " + forward->getName().getStringRef()),
+                      kAdjointPrefix + forward->getName().getStringRef()),
       forward->getLoc());
+}
+
+bool mlir::kina::isAdjointLoc(Location loc) {
+  bool adjoint = false;
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner))
+      adjoint |= name.getName().strref().starts_with(kAdjointPrefix);
+    return WalkResult::advance();
+  });
+  return adjoint;
 }
 
 //===----------------------------------------------------------------------===//

@@ -530,9 +530,15 @@ bool Parser::parseStatement(Function &fn) {
     stmt.value = parseExpr();
     bool ok = stmt.value != nullptr;
     while (ok && consumeIf(TokenKind::Comma)) {
-      stmt.moreValues.push_back(parseExpr());
-      ok = stmt.moreValues.back() != nullptr;
+      ExprPtr more = parseExpr();
+      ok = more != nullptr;
+      if (ok)
+        stmt.moreValues.push_back(std::move(more));
     }
+    // A return that did not parse returns nothing more to check (and its
+    // values are never null below).
+    if (!ok)
+      stmt.value = nullptr;
     fn.body.push_back(std::move(stmt));
     return ok;
   }

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::kina;
@@ -162,6 +163,15 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes) {
   // Propagated once: its remarks are said once.
   FailureOr<OwningOpRef<ModuleOp>> propagated =
       runOnCopy(**differentiated, createPropagateShardingPass());
+  // The propagation converts a value once per use (a partial value used
+  // twice is all-reduced twice); CSE keeps one of each before the
+  // collectives become runtime calls, which it cannot merge.
+  if (succeeded(propagated)) {
+    PassManager pm(program.getContext());
+    pm.addPass(createCSEPass());
+    if (failed(pm.run(**propagated)))
+      return failure();
+  }
   if (failed(propagated))
     return failure();
   if (probes && MeshOp::lookup(program)) {

@@ -98,10 +98,7 @@ deviceSignature(func::FuncOp fn, StringRef name, unsigned results,
 /// ` (adjoint)` for an op that an adjoint rule added.
 static std::string describeLocation(Location loc) {
   std::string text = "?";
-  bool adjoint = false;
   loc->walk([&](Location inner) {
-    if (auto name = dyn_cast<NameLoc>(inner))
-      adjoint |= name.getName().strref().starts_with("adjoint of ");
     if (auto file = dyn_cast<FileLineColLoc>(inner)) {
       text = (file.getFilename().str() + ":" + Twine(file.getLine()) + ":" +
               Twine(file.getColumn()))
@@ -111,7 +108,7 @@ static std::string describeLocation(Location loc) {
     return WalkResult::advance();
   });
   // An op of a reverseMode function's backward pass: its forward op's line.
-  return adjoint ? text + " (adjoint)" : text;
+  return isAdjointLoc(loc) ? text + " (adjoint)" : text;
 }
 
 /// The probes `fn` returns after its own results (buildExportedForms): one

@@ -54,6 +54,10 @@ bool anyPlacement(FunctionType type,
 /// `"adjoint of <op name>"` (lib/Dialect/AdjointRules.cpp).
 Location getAdjointLoc(Operation *forward);
 
+/// Whether `loc` is (or holds) one getAdjointLoc made: an op of a backward
+/// pass.
+bool isAdjointLoc(Location loc);
+
 class MeshOp;
 
 /// Ops whose result placement is their own to choose (a constant, a

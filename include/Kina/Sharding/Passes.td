@@ -91,6 +91,23 @@ def PartitionPass : Pass<"kina-partition", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::kina::KinaDialect"];
 }
 
+def CommunicationPass : Pass<"kina-communication", "::mlir::ModuleOp"> {
+  let summary = "Say, per function, what its collectives move";
+  let description = [{
+    On a propagated program (`--kina-propagate-sharding`, in the global
+    view), one remark per function that has collectives: for the forward
+    ops and, in a reverseMode function, for the backward ones (the ops
+    located `adjoint of ...`), each kind of collective over each mesh axis
+    with its count and the bytes each device sends (the remarks' model,
+    `bytesSentPerDevice`). It changes nothing. Run `--cse` first to see
+    what runs once per value.
+
+    ```
+    remark: communication of 'mlp_grad', per device: forward 1 all_reduce over x (128 B); backward 1 all_reduce over x (128 B), 1 all_slice over x (0 B); 256 bytes in all
+    ```
+  }];
+}
+
 def MergeShardsPass : Pass<"kina-merge-shards"> {
   let summary = "Fold shards back into whole-tensor ops";
   let description = [{
