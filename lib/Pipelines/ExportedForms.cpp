@@ -122,17 +122,10 @@ static void returnProbes(ModuleOp module) {
       continue;
     llvm::sort(probes, llvm::less_first());
     auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
-    for (auto &[id, value] : probes) {
-      // A value returned twice breaks buffer-results-to-out-params in MLIR
-      // 22 (a crash): a second one is computed again, by a copy of its op.
-      if (llvm::is_contained(ret.getOperands(), value)) {
-        OpBuilder b(ret);
-        Operation *copy = b.clone(*value.getDefiningOp());
-        probe.removeAttr(copy);
-        value = copy->getResult(0);
-      }
+    // A value may be returned twice (a result and its probe):
+    // kina-distinct-results gives each its own buffer after bufferization.
+    for (auto &[id, value] : probes)
       ret->insertOperands(ret->getNumOperands(), value);
-    }
     fn.setType(FunctionType::get(fn.getContext(), fn.getArgumentTypes(),
                                  ret->getOperandTypes()));
   }
