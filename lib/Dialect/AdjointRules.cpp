@@ -134,7 +134,7 @@ LogicalResult SliceOp::buildAdjoint(OpBuilder &b, Value cotangent,
   if (getStart() > 0)
     parts.push_back(zeros(getStart()));
   parts.push_back(cotangent);
-  if (getStop() < input.getDimSize(axis))
+  if (static_cast<int64_t>(getStop()) < input.getDimSize(axis))
     parts.push_back(zeros(input.getDimSize(axis) - getStop()));
   cotangents.push_back(parts.size() == 1
                            ? cotangent
@@ -419,39 +419,121 @@ LogicalResult TanhOp::buildAdjoint(OpBuilder &b, Value cotangent,
 }
 
 //===----------------------------------------------------------------------===//
-// Placement changes and collectives
+// Collectives (the global view: each is the identity on the global value,
+// so its adjoint moves the cotangent back to where the input was; a
+// partial input's cotangent is replicated, as JAX's psum transposes to a
+// free cast). Where the cotangent is placed as the result is, the rule
+// names its collective; otherwise (an @auto cotangent, or one placed
+// elsewhere) a kina.reshard, which the propagation turns into the
+// cheapest collective. The per-device (@local) form is not differentiated:
+// its types do not say whether a cotangent is a sum over devices.
 //===----------------------------------------------------------------------===//
+
+/// The placement a cotangent of `value` takes: its own, but a partial
+/// value's cotangent is replicated over the partial axes (each summand's
+/// cotangent is the whole cotangent).
+static PlacementAttr cotangentPlacement(Value value) {
+  PlacementAttr placement = cast<KinaTensorType>(value.getType()).getPlacement();
+  for (StringAttr axis : llvm::to_vector(placement.getPartial()))
+    placement = placement.withoutPartial(axis);
+  return placement;
+}
+
+/// `cotangent` as a cotangent of `input`: itself when placed so, else a
+/// kina.reshard (placed by --kina-propagate-sharding).
+static Value reshardedTo(OpBuilder &b, Location loc, Value cotangent,
+                         Value input) {
+  PlacementAttr want = cotangentPlacement(input);
+  auto type = cast<KinaTensorType>(cotangent.getType());
+  if (type.getPlacement() == want)
+    return cotangent;
+  return ReshardOp::create(b, loc,
+                           KinaTensorType::get(b.getContext(), type.getShape(),
+                                               type.getElementType(), want),
+                           cotangent);
+}
+
+/// Whether `cotangent` is placed as `result`, so that the named transpose
+/// applies.
+static bool placedAsResult(Value cotangent, Value result) {
+  return cast<KinaTensorType>(cotangent.getType()).getPlacement() ==
+         cotangentPlacement(result);
+}
+
+static bool isPartial(Value value) {
+  return !cast<KinaTensorType>(value.getType()).getPlacement()
+              .getPartial()
+              .empty();
+}
 
 /// The cotangent placed as the input was.
 LogicalResult ReshardOp::buildAdjoint(OpBuilder &b, Value cotangent,
                                       SmallVectorImpl<Value> &cotangents) {
-  AdjointBuilder adjoint(b, *this);
-  auto input = cast<KinaTensorType>(getInput().getType());
-  auto type = cast<KinaTensorType>(cotangent.getType());
   cotangents.push_back(
-      type.getPlacement() == input.getPlacement()
-          ? cotangent
-          : ReshardOp::create(b, cotangent.getLoc(),
-                              KinaTensorType::get(getContext(), type.getShape(),
-                                                  type.getElementType(),
-                                                  input.getPlacement()),
-                              cotangent)
-                .getResult());
+      reshardedTo(b, getAdjointLoc(*this), cotangent, getInput()));
+  return success();
+}
+
+/// Each device keeps its own block of the replicated cotangent (an
+/// all_slice, free); a partial cotangent is summed into the blocks
+/// (reduce_scatter).
+LogicalResult AllGatherOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                        SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Location loc = getAdjointLoc(*this);
+  if (placedAsResult(cotangent, getResult()))
+    cotangents.push_back(
+        adjoint.make<AllSliceOp>(cotangent, getAxis(), getOver()));
+  else if (isPartial(cotangent))
+    cotangents.push_back(
+        adjoint.make<ReduceScatterOp>(cotangent, getAxis(), getOver()));
+  else
+    cotangents.push_back(reshardedTo(b, loc, cotangent, getInput()));
   return adjoint.result();
 }
 
-/// Differentiating through explicit collectives comes with the placement
-/// rules of docs/design.md ("Reverse mode"); until then a located error.
-#define KINA_NOT_YET_DIFFERENTIABLE(OP)                                        \
-  LogicalResult OP::buildAdjoint(OpBuilder &, Value,                           \
-                                 SmallVectorImpl<Value> &) {                   \
-    return emitOpError("cannot be differentiated yet: reverseMode of a "      \
-                       "program with explicit collectives is not supported "  \
-                       "in this version");                                     \
-  }
-KINA_NOT_YET_DIFFERENTIABLE(AllGatherOp)
-KINA_NOT_YET_DIFFERENTIABLE(AllSliceOp)
-KINA_NOT_YET_DIFFERENTIABLE(AllReduceOp)
-KINA_NOT_YET_DIFFERENTIABLE(ReduceScatterOp)
-KINA_NOT_YET_DIFFERENTIABLE(AllToAllOp)
-#undef KINA_NOT_YET_DIFFERENTIABLE
+/// The blocks' cotangents gathered.
+LogicalResult AllSliceOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                       SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(
+      placedAsResult(cotangent, getResult())
+          ? adjoint.make<AllGatherOp>(cotangent, getAxis(), getOver())
+          : reshardedTo(b, getAdjointLoc(*this), cotangent, getInput()));
+  return adjoint.result();
+}
+
+/// A free cast: every summand's cotangent is the replicated cotangent (no
+/// all-reduce here; PyTorch's `_AllReduce.backward` adds one). A max over
+/// devices is not differentiated.
+LogicalResult AllReduceOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                        SmallVectorImpl<Value> &cotangents) {
+  if (getKind() != ReductionKind::sum)
+    return emitOpError("cannot be differentiated: an all_reduce of kind "
+                       "max has no adjoint in this version");
+  cotangents.push_back(
+      reshardedTo(b, getAdjointLoc(*this), cotangent, getInput()));
+  return success();
+}
+
+/// Every summand's cotangent is the whole cotangent: the blocks gathered.
+LogicalResult ReduceScatterOp::buildAdjoint(
+    OpBuilder &b, Value cotangent, SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(
+      placedAsResult(cotangent, getResult())
+          ? adjoint.make<AllGatherOp>(cotangent, getAxis(), getOver())
+          : reshardedTo(b, getAdjointLoc(*this), cotangent, getInput()));
+  return adjoint.result();
+}
+
+/// The split moved back.
+LogicalResult AllToAllOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                       SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(
+      placedAsResult(cotangent, getResult())
+          ? adjoint.make<AllToAllOp>(cotangent, getTo(), getFrom(), getOver())
+          : reshardedTo(b, getAdjointLoc(*this), cotangent, getInput()));
+  return adjoint.result();
+}
