@@ -7,7 +7,12 @@
 //   matmul, of per-head attention, of a broadcast, a reshape, a softmax
 //   along another axis...); operands without that dim must be one value;
 // - a sum of two matmuls is one matmul over the concatenated contracting
-//   dim (a block matrix product: the row-parallel partial products);
+//   dim (a block matrix product: the row-parallel partial products), its
+//   blocks in the order of the slices they read;
+// - a sum of two concats cut at the same places is the concat of the
+//   blockwise sums, and adding zeros is nothing (the adjoint of a slice
+//   pads its cotangent with zeros: the shards' gradients add up to the
+//   whole one);
 // - a concat of a concat on the same axis is one concat, and a concat of
 //   adjacent slices of one value is that value (the dialect's own folds).
 // Together they walk each shard-then-gather structure back to the whole
@@ -104,6 +109,17 @@ struct SinkConcatIntoOperands : OpRewritePattern<ConcatOp> {
   }
 };
 
+/// Whether `a` and `b` are slices of one value on one axis, `a` the later
+/// block: a block product lists its blocks in order, so that the concat of
+/// the slices folds back to the value.
+static bool readsLaterBlock(Value a, Value b) {
+  auto first = a.getDefiningOp<SliceOp>();
+  auto second = b.getDefiningOp<SliceOp>();
+  return first && second && first.getInput() == second.getInput() &&
+         first.getAxis() == second.getAxis() &&
+         first.getStart() > second.getStart();
+}
+
 /// `A0 @ B0 + A1 @ B1` is `[A0 A1] @ [B0; B1]`.
 struct SumOfMatmuls : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -114,6 +130,9 @@ struct SumOfMatmuls : OpRewritePattern<AddOp> {
     auto right = add.getRhs().getDefiningOp<MatmulOp>();
     if (!left || !right)
       return failure();
+    if (readsLaterBlock(left.getLhs(), right.getLhs()) ||
+        readsLaterBlock(left.getRhs(), right.getRhs()))
+      std::swap(left, right);
     int64_t rank = cast<KinaTensorType>(add.getType()).getRank();
     Location loc = add.getLoc();
     Value lhs =
@@ -127,6 +146,75 @@ struct SumOfMatmuls : OpRewritePattern<AddOp> {
       return failure();
     rewriter.replaceOp(add, product.getResult());
     return success();
+  }
+};
+
+static bool isZeros(Value value);
+
+/// `[A0 A1] + [B0 B1]` is `[A0+B0 A1+B1]` when the blocks match and some
+/// block is zeros (a padded cotangent), the sums with zeros dropped; without
+/// zeros it would undo SinkConcatIntoOperands.
+struct SumOfConcats : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    auto left = add.getLhs().getDefiningOp<ConcatOp>();
+    auto right = add.getRhs().getDefiningOp<ConcatOp>();
+    if (!left || !right || left.getAxis() != right.getAxis() ||
+        left.getInputs().size() != right.getInputs().size())
+      return failure();
+    if (!llvm::any_of(llvm::concat<Value>(left.getInputs(), right.getInputs()),
+                      isZeros))
+      return failure();
+    SmallVector<Value> sums;
+    for (auto [a, b] : llvm::zip_equal(left.getInputs(), right.getInputs())) {
+      if (cast<KinaTensorType>(a.getType()).getShape() !=
+          cast<KinaTensorType>(b.getType()).getShape())
+        return failure();
+      if (isZeros(a) && b.getType() == a.getType()) {
+        sums.push_back(b);
+        continue;
+      }
+      if (isZeros(b) && a.getType() == b.getType()) {
+        sums.push_back(a);
+        continue;
+      }
+      auto sum = tryCreateInferred<AddOp>(rewriter, add.getLoc(), a, b);
+      if (!sum)
+        return failure();
+      sums.push_back(sum);
+    }
+    Value joined = tryConcat(rewriter, add.getLoc(), sums, left.getAxis());
+    if (!joined || joined.getType() != add.getType())
+      return failure();
+    rewriter.replaceOp(add, joined);
+    return success();
+  }
+};
+
+/// Whether `value` is zeros: a literal 0, perhaps broadcast.
+static bool isZeros(Value value) {
+  if (auto broadcast = value.getDefiningOp<BroadcastOp>())
+    value = broadcast.getInput();
+  auto constant = value.getDefiningOp<ConstantOp>();
+  return constant && constant.getValue().isZero();
+}
+
+/// `x + 0` is `x` (in the merged program's algebra: the proof compares
+/// expressions, and `-0 + 0` is the only value it changes).
+struct AddZeros : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [value, other] : {std::pair(add.getLhs(), add.getRhs()),
+                                std::pair(add.getRhs(), add.getLhs())})
+      if (isZeros(other) && value.getType() == add.getType()) {
+        rewriter.replaceOp(add, value);
+        return success();
+      }
+    return failure();
   }
 };
 
@@ -159,8 +247,8 @@ struct MergeShardsPass
     : mlir::kina::impl::MergeShardsPassBase<MergeShardsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkConcatIntoOperands, SumOfMatmuls, FlattenNestedConcat>(
-        &getContext());
+    patterns.add<SinkConcatIntoOperands, SumOfMatmuls, SumOfConcats,
+                 AddZeros, FlattenNestedConcat>(&getContext());
     ConcatOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
