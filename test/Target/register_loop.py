@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""What the matmul kernel's register loop does per step of K, from
+`llvm-objdump -d` of one function: the innermost loop (a backward
+conditional branch) with the most FMAs, its instructions counted by kind
+and divided by the steps of K it holds (its FMAs over --fmas-per-step).
+
+    register_loop.py DISASSEMBLY --fmas-per-step 12 [--max-integer N]
+
+Prints one line per count and exits 1 when the loop carries more integer
+instructions per step than --max-integer, or more than one multiply or
+division per four steps (the prefetch address, computed once per
+unrolled group of steps, may have two)."""
+
+import argparse
+import re
+import sys
+from collections import Counter
+
+INSTRUCTION = re.compile(r"\s+([0-9a-f]+):\s+(\S+)\s*(.*)")
+MULTIPLY_OR_DIVIDE = re.compile(r"^(i?mul|mulx|i?div)")
+MAX_MULTIPLY_OR_DIVIDE = 1 / 4
+
+
+def kind(opcode):
+    if opcode.startswith("vfmadd"):
+        return "fma"
+    if opcode.startswith("vbroadcast"):
+        return "broadcast"
+    if opcode.startswith(("vmov", "vpbroadcast")):
+        return "vector move"
+    if opcode.startswith("prefetch"):
+        return "prefetch"
+    if opcode.startswith("nop"):
+        return "nop"
+    return "integer"
+
+
+def loops(instructions):
+    """(start, end) of each loop closed by a backward conditional branch."""
+    for address, opcode, operands in instructions:
+        target = re.match(r"0x([0-9a-f]+)", operands)
+        if opcode.startswith("j") and opcode != "jmp" and target:
+            start = int(target.group(1), 16)
+            if start < address:
+                yield start, address
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("disassembly")
+    parser.add_argument("--fmas-per-step", type=int, required=True)
+    parser.add_argument("--max-integer", type=float, default=3.0)
+    args = parser.parse_args()
+    instructions = []
+    with open(args.disassembly) as f:
+        for line in f:
+            m = INSTRUCTION.match(line)
+            if m:
+                instructions.append((int(m.group(1), 16), m.group(2),
+                                     m.group(3)))
+    spans = list(loops(instructions))
+    # Innermost: no other loop inside it.
+    innermost = [(a, b) for a, b in spans
+                 if not any(a <= c and d <= b and (c, d) != (a, b)
+                            for c, d in spans)]
+    best = None
+    for a, b in innermost:
+        body = [(op, ops) for addr, op, ops in instructions if a <= addr <= b]
+        counts = Counter(kind(op) for op, _ in body)
+        if counts["fma"] and (not best or counts["fma"] > best[0]["fma"]):
+            best = counts, body
+    if not best:
+        sys.exit("register_loop.py: no loop with FMAs")
+    counts, body = best
+    steps = counts["fma"] / args.fmas_per_step
+    muldiv = sum(bool(MULTIPLY_OR_DIVIDE.match(op)) for op, _ in body)
+    print("steps of K per iteration: %g" % steps)
+    for name in ("fma", "broadcast", "vector move", "prefetch", "integer"):
+        print("per step: %.2f %s" % (counts[name] / steps, name))
+    print("multiplies and divisions per step: %.3f" % (muldiv / steps))
+    failed = False
+    if counts["integer"] / steps > args.max_integer:
+        print("too many integer instructions per step of K")
+        failed = True
+    if muldiv / steps > MAX_MULTIPLY_OR_DIVIDE:
+        print("more than one multiply or division per four steps of K")
+        failed = True
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
