@@ -8,7 +8,8 @@
 //   along another axis...); operands without that dim must be one value;
 // - a sum of two matmuls is one matmul over the concatenated contracting
 //   dim (a block matrix product: the row-parallel partial products), its
-//   blocks in the order of the slices they read;
+//   blocks in the order of the slices they read; in a longer sum the
+//   products by shards of one value are first brought together;
 // - a sum of two concats cut at the same places is the concat of the
 //   blockwise sums, and adding zeros is nothing (the adjoint of a slice
 //   pads its cotangent with zeros: the shards' gradients add up to the
@@ -109,18 +110,35 @@ struct SinkConcatIntoOperands : OpRewritePattern<ConcatOp> {
   }
 };
 
-/// Whether `a` and `b` are slices of one value on one axis, `a` the later
-/// block: a block product lists its blocks in order, so that the concat of
-/// the slices folds back to the value.
+/// The slice that `value` reads, through layout ops (transpose, broadcast,
+/// reshape): a shard of a weight as a product's operand sees it.
+static SliceOp shardOf(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (auto slice = dyn_cast<SliceOp>(op))
+      return slice;
+    if (!isa<TransposeOp, BroadcastOp, ReshapeOp>(op))
+      return SliceOp();
+    value = op->getOperand(0);
+  }
+  return SliceOp();
+}
+
+/// Whether `a` and `b` are shards of one value on one axis.
+static bool shardsOfOneValue(SliceOp a, SliceOp b) {
+  return a && b && a.getInput() == b.getInput() && a.getAxis() == b.getAxis();
+}
+
+/// Whether `a` and `b` read shards of one value, `a` the later block: a
+/// block product lists its blocks in order, so that the concat of the
+/// slices folds back to the value.
 static bool readsLaterBlock(Value a, Value b) {
-  auto first = a.getDefiningOp<SliceOp>();
-  auto second = b.getDefiningOp<SliceOp>();
-  return first && second && first.getInput() == second.getInput() &&
-         first.getAxis() == second.getAxis() &&
+  SliceOp first = shardOf(a), second = shardOf(b);
+  return shardsOfOneValue(first, second) &&
          first.getStart() > second.getStart();
 }
 
-/// `A0 @ B0 + A1 @ B1` is `[A0 A1] @ [B0; B1]`.
+/// `A0 @ B0 + A1 @ B1` is `[A0 A1] @ [B0; B1]` when the A or the B are
+/// shards of one value.
 struct SumOfMatmuls : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -128,7 +146,11 @@ struct SumOfMatmuls : OpRewritePattern<AddOp> {
                                 PatternRewriter &rewriter) const override {
     auto left = add.getLhs().getDefiningOp<MatmulOp>();
     auto right = add.getRhs().getDefiningOp<MatmulOp>();
-    if (!left || !right)
+    // Only products by shards of one value: joining unrelated products
+    // would be as true, but would not lead back to the whole program.
+    if (!left || !right ||
+        !(shardsOfOneValue(shardOf(left.getLhs()), shardOf(right.getLhs())) ||
+          shardsOfOneValue(shardOf(left.getRhs()), shardOf(right.getRhs()))))
       return failure();
     if (readsLaterBlock(left.getLhs(), right.getLhs()) ||
         readsLaterBlock(left.getRhs(), right.getRhs()))
@@ -193,6 +215,84 @@ struct SumOfConcats : OpRewritePattern<AddOp> {
   }
 };
 
+/// The shard that `term` multiplies by, if any: a matmul's rhs's, else its
+/// lhs's; for a sum of such products by shards of one value, its first.
+static SliceOp shardOfTerm(Value term) {
+  if (auto product = term.getDefiningOp<MatmulOp>()) {
+    SliceOp shard = shardOf(product.getRhs());
+    return shard ? shard : shardOf(product.getLhs());
+  }
+  auto add = term.getDefiningOp<AddOp>();
+  if (!add)
+    return SliceOp();
+  SliceOp first = shardOfTerm(add.getLhs());
+  return shardsOfOneValue(first, shardOfTerm(add.getRhs())) ? first
+                                                            : SliceOp();
+}
+
+/// A sum (a chain of adds, each used once) in which products by shards of
+/// one value are apart, as a backward pass accumulates them (head 1's
+/// query, key and value, then head 0's): rebuilt with each value's shard
+/// products summed first, in block order, where the first of them was, so
+/// that SumOfMatmuls joins them into one block product. Addition is
+/// reordered; the proof compares expressions.
+struct GroupShardProducts : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp root,
+                                PatternRewriter &rewriter) const override {
+    if (root->hasOneUse() && isa<AddOp>(*root->getUsers().begin()))
+      return failure(); // not the whole sum
+    // The terms: a sum of one value's shard products is one term.
+    SmallVector<Value> terms;
+    std::function<void(Value)> collect = [&](Value value) {
+      auto add = value.getDefiningOp<AddOp>();
+      if (add && (value == root.getResult() || add->hasOneUse()) &&
+          add.getType() == root.getType() && !shardOfTerm(value)) {
+        collect(add.getLhs());
+        collect(add.getRhs());
+        return;
+      }
+      terms.push_back(value);
+    };
+    collect(root.getResult());
+    // Each term after the first of its value's shards joins that one.
+    SmallVector<SmallVector<Value>> groups;
+    for (Value term : terms) {
+      SliceOp shard = shardOfTerm(term);
+      auto group = llvm::find_if(groups, [&](ArrayRef<Value> g) {
+        return shardsOfOneValue(shard, shardOfTerm(g.front()));
+      });
+      if (group == groups.end())
+        groups.push_back({term});
+      else
+        group->push_back(term);
+    }
+    if (groups.size() == terms.size())
+      return failure(); // nothing apart
+    auto sum = [&](Value a, Value b) -> Value {
+      auto add = tryCreateInferred<AddOp>(rewriter, root.getLoc(), a, b);
+      return add ? add.getResult() : Value();
+    };
+    Value total;
+    for (SmallVector<Value> &group : groups) {
+      llvm::sort(group, [](Value a, Value b) { // all read shards if > 1
+        return shardOfTerm(a).getStart() < shardOfTerm(b).getStart();
+      });
+      Value part = group.front();
+      for (Value term : ArrayRef(group).drop_front())
+        if (!(part = sum(part, term)))
+          return failure();
+      if (total && !(total = sum(total, part)))
+        return failure();
+      if (!total)
+        total = part;
+    }
+    rewriter.replaceOp(root, total);
+    return success();
+  }
+};
+
 /// Whether `value` is zeros: a literal 0, perhaps broadcast.
 static bool isZeros(Value value) {
   if (auto broadcast = value.getDefiningOp<BroadcastOp>())
@@ -247,8 +347,8 @@ struct MergeShardsPass
     : mlir::kina::impl::MergeShardsPassBase<MergeShardsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkConcatIntoOperands, SumOfMatmuls, SumOfConcats,
-                 AddZeros, FlattenNestedConcat>(&getContext());
+    patterns.add<SinkConcatIntoOperands, SumOfMatmuls, GroupShardProducts,
+                 SumOfConcats, AddZeros, FlattenNestedConcat>(&getContext());
     ConcatOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
