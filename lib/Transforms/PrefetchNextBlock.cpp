@@ -140,10 +140,14 @@ namespace {
 struct PrefetchNextBlockPass
     : mlir::kina::impl::PrefetchNextBlockPassBase<PrefetchNextBlockPass> {
   void runOnOperation() override {
+    // Collected first: prefetching unrolls loops that a walk would visit.
+    SmallVector<scf::ForOp> packs;
     getOperation()->walk([&](scf::ForOp pack) {
       if (pack->hasAttr(mlir::kina::kPackRowsAttr))
-        prefetchNextBlock(pack);
+        packs.push_back(pack);
     });
+    for (scf::ForOp pack : packs)
+      prefetchNextBlock(pack);
   }
 
   void prefetchNextBlock(scf::ForOp pack) {
@@ -194,13 +198,13 @@ struct PrefetchNextBlockPass
                                                rightColumn, window->column);
 
     // One prefetch per group of steps: a power of two, at most a line's
-    // share of steps (so every line is still fetched) and dividing the
-    // loop, which is unrolled by it.
+    // share of steps (so every line is still fetched), dividing the loop,
+    // which is unrolled by it and stays a loop of at least two groups.
     scf::ForOp loop = compute->loop;
     int64_t trips = *tripCount(loop);
     int64_t group = std::min<int64_t>(llvm::bit_floor(uint64_t(stepsPerLine)),
                                       kMaxStepsPerPrefetch);
-    while (trips % group)
+    while (group > 1 && (trips % group || trips / group < 2))
       group /= 2;
     if (group > 1) {
       FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, group);

@@ -26,14 +26,18 @@
 // CHECK: } {kina_pack_rows}
 // CHECK: scf.for %[[S:[^ ]*]] =
 // CHECK: scf.for %[[M:[^ ]*]] =
-// CHECK: scf.for %[[KK:[^ ]*]] = {{.*}} iter_args
-// The step's number over the block, ((strip * 4) + tile) * 32 + kk, over 2.
+// A line's share is 2 steps, so the register loop is unrolled by 2 and
+// each pair of steps prefetches once: group ((strip * 4) + tile) * 16 +
+// kk / 2 starts at step 2 * group, which prefetches line step / 2.
+// CHECK: scf.for %[[KK:[^ ]*]] = %{{.*}} to %{{.*}} step %[[C2]] iter_args
 // CHECK: %[[STRIP:.*]] = arith.divui %[[S]], %[[C32]]
 // CHECK: %[[TILE:.*]] = arith.divui %[[M]], %[[C8]]
 // CHECK: %[[RUNS0:.*]] = arith.muli %[[STRIP]], %[[C4]]
 // CHECK: %[[RUNS1:.*]] = arith.addi %[[RUNS0]], %[[TILE]]
-// CHECK: %[[RUNS:.*]] = arith.muli %[[RUNS1]], %[[C32]]
-// CHECK: %[[STEP:.*]] = arith.addi %[[RUNS]], %[[KK]]
+// CHECK: %[[GROUP:.*]] = arith.divui %[[KK]], %[[C2]]
+// CHECK: %[[RUNS:.*]] = arith.muli %[[RUNS1]], %[[C16]]
+// CHECK: %[[NUMBER:.*]] = arith.addi %[[RUNS]], %[[GROUP]]
+// CHECK: %[[STEP:.*]] = arith.muli %[[NUMBER]], %[[C2]]
 // CHECK: %[[PER:.*]] = arith.divui %[[STEP]], %[[C2]]
 // CHECK: %[[LINE:.*]] = arith.minui %[[PER]], %[[C127]]
 // CHECK: %[[DROW:.*]] = arith.divui %[[LINE]], %[[C4]]
@@ -43,7 +47,9 @@
 // CHECK: %[[COL:.*]] = arith.addi %[[NEXTCOL]], %[[DCOL]]
 // CHECK: memref.prefetch %[[B]][%[[ROW]], %[[COL]]], read, locality<3>, data
 // CHECK-NOT: memref.prefetch
-// CHECK: vector.fma
+// CHECK-COUNT-2: vector.fma
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.yield
 func.func @next_block(%b: memref<128x256xf32>, %acc0: vector<8x32xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -133,5 +139,54 @@ func.func @dynamic_matrix(%b: memref<?x64xf32>, %acc0: vector<8x32xf32>) {
     scf.yield %z : vector<8x32xf32>
   }
   memref.dealloc %packed : memref<2x1x32xf32>
+  return
+}
+
+// -----
+
+// A register loop of 2 steps (K blocks of 8 rows, tiles of 1 row): a group
+// of 2 would unroll it away, so it keeps one prefetch per step (a loop
+// unrolled whole used to crash the pass).
+// CHECK-LABEL: func.func @two_steps
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: memref.prefetch
+// CHECK-COUNT-1: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+func.func @two_steps(%b: memref<16x256xf32>, %acc0: vector<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %pad = arith.constant 0.0 : f32
+  scf.for %n = %c0 to %c256 step %c64 {
+    %panel = memref.subview %b[0, %n] [16, 64] [1, 1] : memref<16x256xf32> to memref<16x64xf32, strided<[256, 1], offset: ?>>
+    scf.for %k = %c0 to %c16 step %c8 {
+      %block = memref.subview %panel[%k, 0] [8, 64] [1, 1] : memref<16x64xf32, strided<[256, 1], offset: ?>> to memref<8x64xf32, strided<[256, 1], offset: ?>>
+      %packed = memref.alloc() : memref<2x8x32xf32>
+      scf.for %row = %c0 to %c8 step %c1 {
+        scf.for %strip = %c0 to %c2 step %c1 {
+          %col = arith.muli %strip, %c32 : index
+          %v = vector.transfer_read %block[%row, %col], %pad {in_bounds = [true]} : memref<8x64xf32, strided<[256, 1], offset: ?>>, vector<32xf32>
+          vector.transfer_write %v, %packed[%strip, %row, %c0] {in_bounds = [true]} : vector<32xf32>, memref<2x8x32xf32>
+        }
+      } {kina_pack_rows}
+      scf.for %s = %c0 to %c64 step %c32 {
+        scf.for %m = %c0 to %c32 step %c1 {
+          %r = scf.for %kk = %c0 to %c2 step %c1 iter_args(%acc = %acc0) -> (vector<8x32xf32>) {
+            %x = vector.extract %acc[0] : vector<32xf32> from vector<8x32xf32>
+            %y = vector.fma %x, %x, %x : vector<32xf32>
+            %z = vector.insert %y, %acc [0] : vector<32xf32> into vector<8x32xf32>
+            scf.yield %z : vector<8x32xf32>
+          }
+        }
+      }
+      memref.dealloc %packed : memref<2x8x32xf32>
+    }
+  }
   return
 }
