@@ -5,7 +5,11 @@
 // differentiated like the caller's), every copied op is recorded on a
 // tape, and the tape is walked backwards applying each op's own adjoint
 // rule (AdjointOpInterface, lib/Dialect/AdjointRules.cpp). There is no
-// central switch over ops here.
+// central switch over ops here. Only active values (those that depend on a
+// `wrt` parameter) receive cotangents, as in Enzyme's activity analysis:
+// a constant, a mask or an input not differentiated gets none, so that a
+// sharded program's backward moves nothing for them; the adjoint ops that
+// a rule built for an inactive operand are erased, unused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +17,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::kina {
 #define GEN_PASS_DEF_DIFFERENTIATEPASS
@@ -37,6 +42,8 @@ private:
   Value constant(float value, Type like, Location loc);
   Value placed(Value value, Type type);
   void accumulate(Value value, Value cotangent, Operation *forward);
+  void markActive(ArrayRef<Value> params);
+  void eraseUnused(Operation *before);
 
   ReverseModeOp op;
   SymbolTable &symbols;
@@ -44,6 +51,8 @@ private:
   /// The forward ops, in order.
   SmallVector<Operation *> tape;
   DenseMap<Value, Value> cotangents;
+  /// The values that depend on a `wrt` parameter.
+  DenseSet<Value> active;
 };
 } // namespace
 
@@ -136,6 +145,26 @@ void ReverseMode::accumulate(Value value, Value cotangent,
   it->second = sum ? sum.getResult() : cotangent;
 }
 
+/// Marks the `params` and every tape value computed from one.
+void ReverseMode::markActive(ArrayRef<Value> params) {
+  active.insert(params.begin(), params.end());
+  for (Operation *forward : tape)
+    if (llvm::any_of(forward->getOperands(),
+                     [&](Value v) { return active.contains(v); }))
+      active.insert(forward->result_begin(), forward->result_end());
+}
+
+/// Erases the unused ops the adjoint rules built (after `before`, the last
+/// forward op), last first, so that an op whose users go goes too.
+void ReverseMode::eraseUnused(Operation *before) {
+  SmallVector<Operation *> built;
+  for (Operation *op = before->getNextNode(); op; op = op->getNextNode())
+    built.push_back(op);
+  for (Operation *op : llvm::reverse(built))
+    if (isOpTriviallyDead(op))
+      op->erase();
+}
+
 LogicalResult ReverseMode::run() {
   auto fn = symbols.lookup<func::FuncOp>(op.getCallee());
   if (!fn) // verifySymbolUses reports it
@@ -159,6 +188,10 @@ LogicalResult ReverseMode::run() {
   if (!seed)
     return failure();
   cotangents[result] = seed;
+  SmallVector<Value> params;
+  for (int64_t position : op.getWrt())
+    params.push_back(op.getInputs()[position]);
+  markActive(params);
   for (Operation *forward : llvm::reverse(tape)) {
     auto it = cotangents.find(forward->getResult(0));
     if (it == cotangents.end())
@@ -173,7 +206,7 @@ LogicalResult ReverseMode::run() {
              << forward->getNumOperands() << " operands";
     for (auto [operand, cotangent] :
          llvm::zip_equal(forward->getOperands(), operandCotangents))
-      if (cotangent)
+      if (cotangent && active.contains(operand))
         accumulate(operand, cotangent, forward);
   }
   SmallVector<Value> replacements = {result};
@@ -186,8 +219,11 @@ LogicalResult ReverseMode::run() {
       return failure();
     replacements.push_back(placed(gradient, param.getType()));
   }
+  Operation *lastForward = tape.empty() ? nullptr : tape.back();
   op->replaceAllUsesWith(replacements);
   op->erase();
+  if (lastForward)
+    eraseUnused(lastForward);
   return success();
 }
 

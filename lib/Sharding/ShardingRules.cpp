@@ -116,20 +116,30 @@ mlir::kina::reshapeGroups(ArrayRef<int64_t> source, ArrayRef<int64_t> target) {
 
 /// A split of a group's outermost source dim maps to its outermost target
 /// dim (both blocks are contiguous rows); other dims of a group are
-/// blocked.
+/// blocked. The tensor's leading dims of size 1 do not count
+/// ([1, 256, 64] -> [256, 64] keeps a split of the 256: a gradient
+/// reshaped back to its weight's shape); inner ones do (a head's
+/// [1, 4, 2] -> [1, 4, 1, 2] is split on its unit head dim).
 static ShardingRule reshapeRule(ReshapeOp op) {
   ShardingRule rule;
   auto input = cast<KinaTensorType>(op.getInput().getType());
   auto result = cast<KinaTensorType>(op.getType());
   rule.resultDims.assign(result.getRank(), -1);
   SmallVector<int64_t> dims(input.getRank(), -1);
+  ArrayRef<int64_t> shape = input.getShape();
+  int64_t leadingUnits =
+      llvm::find_if(shape, [](int64_t size) { return size != 1; }) -
+      shape.begin();
   for (auto &[from, to] : reshapeGroups(input.getShape(), result.getShape())) {
-    for (auto [i, d] : llvm::enumerate(from)) {
+    auto it = llvm::find_if(from, [&](int64_t d) { return d >= leadingUnits; });
+    int64_t source = it == from.end() ? from.front() : *it;
+    int64_t target = to.empty() ? -1 : to.front();
+    for (int64_t d : from) {
+      bool parallel = d == source && target >= 0;
       dims[d] = rule.factors.size();
-      rule.factors.push_back(i == 0 && !to.empty() ? Kind::Parallel
-                                                   : Kind::Blocked);
-      if (i == 0 && !to.empty())
-        rule.resultDims[to.front()] = dims[d];
+      rule.factors.push_back(parallel ? Kind::Parallel : Kind::Blocked);
+      if (parallel)
+        rule.resultDims[target] = dims[d];
     }
   }
   rule.operandDims = {dims};
