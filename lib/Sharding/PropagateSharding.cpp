@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Kina/Sharding/CombineAllReduces.h"
 #include "Kina/Sharding/Passes.h"
 #include "Kina/Sharding/Reshard.h"
 #include "Kina/Sharding/ShardingRules.h"
@@ -382,6 +383,7 @@ struct PropagateShardingPass
       if (failed(propagation.run(fn)))
         return signalPassFailure();
       hoistGathers(fn);
+      combineAllReduces(fn);
     }
   }
 };

@@ -1,0 +1,89 @@
+//===- CombineAllReduces.cpp - One all-reduce for a sum of partials -------===//
+//
+// The propagation converts a partial value where it meets a replicated
+// one, so a sum of several partial contributions (the input gradient of
+// column-parallel Q, K and V, accumulated into a replicated cotangent) is
+// all-reduced once per contribution. Here the adds are reassociated so
+// that the partial values add first, and one all-reduce remains.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Sharding/CombineAllReduces.h"
+
+#include "Kina/Dialect/KinaDialect.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+
+/// `value` as a sum all-reduce used only here, or null.
+static AllReduceOp soleSumReduce(Value value) {
+  auto reduce = value.getDefiningOp<AllReduceOp>();
+  return reduce && reduce->hasOneUse() &&
+                 reduce.getKind() == ReductionKind::sum
+             ? reduce
+             : AllReduceOp();
+}
+
+/// all_reduce(a + b) for `first` = all_reduce(a) and `second` =
+/// all_reduce(b) over one mesh axis, or null.
+static Value reduceTheSum(PatternRewriter &rewriter, AllReduceOp first,
+                          AllReduceOp second) {
+  if (!first || !second || first.getOver() != second.getOver() ||
+      first.getType() != second.getType() ||
+      first.getInput().getType() != second.getInput().getType())
+    return Value();
+  // Placed as the partial values are (a shape rule leaves mesh
+  // placements to the propagation, which has run).
+  Location loc = rewriter.getFusedLoc({first.getLoc(), second.getLoc()});
+  Value sum = AddOp::create(rewriter, loc, first.getInput().getType(),
+                            first.getInput(), second.getInput());
+  return AllReduceOp::create(rewriter, loc, first.getType(), sum,
+                             first.getKindAttr(), first.getOverAttr());
+}
+
+namespace {
+/// all_reduce(a) + all_reduce(b) -> all_reduce(a + b), and
+/// (r + all_reduce(a)) + all_reduce(b) -> r + all_reduce(a + b).
+struct SumReducedPartials : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [x, y] : {std::pair(add.getLhs(), add.getRhs()),
+                        std::pair(add.getRhs(), add.getLhs())}) {
+      AllReduceOp second = soleSumReduce(y);
+      if (!second)
+        continue;
+      if (Value reduced = reduceTheSum(rewriter, soleSumReduce(x), second)) {
+        rewriter.replaceOp(add, reduced);
+        return success();
+      }
+      auto inner = x.getDefiningOp<AddOp>();
+      if (!inner || !inner->hasOneUse() || inner.getType() != add.getType())
+        continue;
+      for (auto [rest, first] : {std::pair(inner.getLhs(), inner.getRhs()),
+                                 std::pair(inner.getRhs(), inner.getLhs())}) {
+        Value reduced = reduceTheSum(rewriter, soleSumReduce(first), second);
+        if (!reduced)
+          continue;
+        if (rest.getType() != add.getType())
+          return failure();
+        rewriter.replaceOpWithNewOp<AddOp>(add, add.getType(), rest, reduced);
+        return success();
+      }
+    }
+    return failure();
+  }
+};
+} // namespace
+
+void mlir::kina::combineAllReduces(func::FuncOp fn) {
+  RewritePatternSet patterns(fn.getContext());
+  patterns.add<SumReducedPartials>(fn.getContext());
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  (void)applyPatternsGreedily(fn, std::move(patterns), config);
+}
