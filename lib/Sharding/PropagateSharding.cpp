@@ -15,10 +15,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/Sharding/CombineAllReduces.h"
+#include "Kina/Sharding/SimplifyCollectives.h"
 #include "Kina/Sharding/Passes.h"
 #include "Kina/Sharding/Reshard.h"
 #include "Kina/Sharding/ShardingRules.h"
+#include "Kina/Sharding/SplitReductions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -327,6 +328,27 @@ LogicalResult Propagation::run(func::FuncOp fn) {
     if (!type.getPlacement().isAuto())
       origin[op->getResult(0)] =
           "the annotation at " + locationText(op->getLoc());
+    // A reduction over a split axis computed from per-device statistics:
+    // its ops are placed in turn, and the last stands for it (with the
+    // placement an annotation asked of it).
+    OpBuilder builder(op);
+    SmallVector<Operation *> expanded = expandOverSplitAxis(builder, op, mesh);
+    for (Operation *step : expanded) {
+      std::optional<ShardingRule> stepRule = getShardingRule(step);
+      if (stepRule && failed(propagate(step, *stepRule)))
+        return failure();
+    }
+    if (!expanded.empty()) {
+      Value whole = expanded.back()->getResult(0);
+      if (!type.getPlacement().isAuto())
+        whole = ReshardOp::create(builder, op->getLoc(), type, whole);
+      op->getResult(0).replaceAllUsesWith(whole);
+      op->erase();
+      if (auto reshard = whole.getDefiningOp<ReshardOp>();
+          reshard && failed(lowerReshard(reshard)))
+        return failure();
+      continue;
+    }
     if (failed(propagate(op, *rule)))
       return failure();
   }
@@ -383,7 +405,7 @@ struct PropagateShardingPass
       if (failed(propagation.run(fn)))
         return signalPassFailure();
       hoistGathers(fn);
-      combineAllReduces(fn);
+      simplifyCollectives(fn);
     }
   }
 };

@@ -1,14 +1,17 @@
-//===- CombineAllReduces.cpp - One all-reduce for a sum of partials -------===//
+//===- SimplifyCollectives.cpp - Collectives that can do less -------------===//
 //
-// The propagation converts a partial value where it meets a replicated
-// one, so a sum of several partial contributions (the input gradient of
-// column-parallel Q, K and V, accumulated into a replicated cotangent) is
-// all-reduced once per contribution. Here the adds are reassociated so
-// that the partial values add first, and one all-reduce remains.
+// The propagation converts a value where an op needs it converted, one op
+// at a time. So a sum of several partial contributions (the input
+// gradient of column-parallel Q, K and V, accumulated into a replicated
+// cotangent) is all-reduced once per contribution: the adds are
+// reassociated here so that the partial values add first, and one
+// all-reduce remains. And a replicated broadcast that a split operand
+// meets (a row statistic spread over a split axis) is computed whole and
+// then cut: it is broadcast to the block instead.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/Sharding/CombineAllReduces.h"
+#include "Kina/Sharding/SimplifyCollectives.h"
 
 #include "Kina/Dialect/KinaDialect.h"
 
@@ -78,11 +81,37 @@ struct SumReducedPartials : OpRewritePattern<AddOp> {
     return failure();
   }
 };
+
+/// all_slice(broadcast(x)) along a dim that the broadcast stretches (x
+/// has size 1 there, or no such dim) and x does not split: the broadcast
+/// placed as the slice (each device fills its block).
+struct BroadcastTheBlock : OpRewritePattern<AllSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AllSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto broadcast = slice.getInput().getDefiningOp<BroadcastOp>();
+    if (!broadcast || !broadcast->hasOneUse())
+      return failure();
+    auto input = cast<KinaTensorType>(broadcast.getInput().getType());
+    auto result = cast<KinaTensorType>(broadcast.getType());
+    int64_t axis = slice.getAxis();
+    int64_t inputDim = axis - (result.getRank() - input.getRank());
+    bool stretched = inputDim < 0 || input.getDimSize(inputDim) == 1;
+    if (!stretched || !input.getPlacement().isReplicated())
+      return failure();
+    rewriter.replaceOpWithNewOp<BroadcastOp>(slice, slice.getType(),
+                                             broadcast.getInput(),
+                                             broadcast.getShapeAttr());
+    rewriter.eraseOp(broadcast);
+    return success();
+  }
+};
 } // namespace
 
-void mlir::kina::combineAllReduces(func::FuncOp fn) {
+void mlir::kina::simplifyCollectives(func::FuncOp fn) {
   RewritePatternSet patterns(fn.getContext());
-  patterns.add<SumReducedPartials>(fn.getContext());
+  patterns.add<SumReducedPartials, BroadcastTheBlock>(fn.getContext());
   GreedyRewriteConfig config;
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
   (void)applyPatternsGreedily(fn, std::move(patterns), config);
