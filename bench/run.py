@@ -59,6 +59,8 @@ QUICK_SGEMM_LIMIT = 4 * 1024 ** 3
 SGEMM = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
          (2048, 2048, 2048), (128, 768, 768), (128, 768, 32000),
          (1, 768, 32000), (8, 768, 32000)]
+# The GPT's MLP product, whose backward multiplies by A^T and B^T.
+BACKWARD_SHAPE = (128, 768, 3072)
 # The clang of the pinned LLVM (LLVM_VERSION), for the C drivers.
 CLANG = "clang-" + (ROOT / "LLVM_VERSION").read_text().strip()
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -158,15 +160,17 @@ def worker(spec):
             repeats, blas=blas_info())
     if what in ("sgemm-kina", "sgemm-numpy"):
         m, k, n = spec["shape"]
+        layout = spec.get("layout", "A B")
         rng = np.random.default_rng(1)
-        a = rng.standard_normal((m, k)).astype(np.float32)
-        b = rng.standard_normal((k, n)).astype(np.float32)
+        a = rng.standard_normal((k, m) if layout == "A^T B" else (m, k))
+        b = rng.standard_normal((n, k) if layout == "A B^T" else (k, n))
+        a, b = a.astype(np.float32), b.astype(np.float32)
         if what == "sgemm-numpy":
-            fn = lambda: a @ b
+            fn = {"A B": lambda: a @ b, "A^T B": lambda: a.T @ b,
+                  "A B^T": lambda: a @ b.T}[layout]
         else:
             import kina
-            from kina.tune import matmul_source
-            module = kina.compile(matmul_source(m, k, n))
+            module = kina.compile(layout_source(layout, m, k, n))
             fn = lambda: module.mm(a, b)
         return timing(fn, repeats,
                       blas=blas_info() if what == "sgemm-numpy" else [])
@@ -436,6 +440,20 @@ def realistic_section(r, source, **_):
         print("    PyTorch: %s" % "; ".join(torch_["blas"]))
 
 
+def layout_source(layout, m, k, n):
+    """`mm` of an M x K x N product with A, B or neither stored transposed
+    (the backward's dW = X^T dY and dX = dY W^T)."""
+    if layout == "A B":
+        from kina.tune import matmul_source
+        return matmul_source(m, k, n)
+    a, b = ([k, m], [k, n]) if layout == "A^T B" else ([m, k], [n, k])
+    product = ("a.transpose([1, 0]) @ b" if layout == "A^T B"
+               else "a @ b.transpose([1, 0])")
+    return ("fn mm(a: Tensor[F32, %s, @host], b: Tensor[F32, %s, @host]) -> "
+            "Tensor[F32, [%d, %d], @host] {\n  return %s\n}\n"
+            % (a, b, m, n, product))
+
+
 def sgemm_section(r, quick, **_):
     print("== 3. sgemm (peak %.0f GFLOP/s per core)" % PEAK_GFLOPS[1])
     for m, k, n in SGEMM:
@@ -456,6 +474,21 @@ def sgemm_section(r, quick, **_):
                       gflop / numpy_["seconds"],
                       share(gflop / numpy_["seconds"], peak),
                       numpy_["seconds"] / kina["seconds"]))
+    # The backward of the GPT's MLP product (128 x 768 x 3072): each
+    # layout beside the forward's, one thread.
+    m, k, n = BACKWARD_SHAPE
+    for layout in ("A B", "A^T B", "A B^T"):
+        gflop = 2 * m * k * n / 1e9
+        kina, numpy_ = interleaved(
+            [("sgemm-kina", dict(shape=[m, k, n], layout=layout)),
+             ("sgemm-numpy", dict(shape=[m, k, n], layout=layout))], 1, r)
+        print("  %5dx%-5dx%-6d %-6s    kina %7.1f GFLOP/s (%4.1f%%)   NumPy "
+              "%7.1f GFLOP/s (%4.1f%%)   %.2fx" % (
+                  m, k, n, layout, gflop / kina["seconds"],
+                  share(gflop / kina["seconds"], PEAK_GFLOPS[1]),
+                  gflop / numpy_["seconds"],
+                  share(gflop / numpy_["seconds"], PEAK_GFLOPS[1]),
+                  numpy_["seconds"] / kina["seconds"]))
     print("  NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
 
 

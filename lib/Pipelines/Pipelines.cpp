@@ -61,6 +61,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
   pm.addNestedPass<func::FuncOp>(createTileMatmulsPass(matmul));
   pm.addNestedPass<func::FuncOp>(createSplitParallelOpsPass());
+  pm.addNestedPass<func::FuncOp>(createTileTransposesPass());
   pm.addPass(createCanonicalizerPass());
   // The accumulator tile: out of the K loop, carried in registers.
   pm.addPass(createLoopInvariantSubsetHoistingPass());

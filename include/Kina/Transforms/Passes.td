@@ -293,6 +293,20 @@ def SplitParallelOpsPass : Pass<"kina-split-parallel-ops", "::mlir::func::FuncOp
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TileTransposesPass : Pass<"kina-tile-transposes", "::mlir::func::FuncOp"> {
+  let summary = "Transposes that move the last dim, by 32 x 32 blocks";
+  let description = [{
+    Each static `linalg.transpose` on tensors whose output's last dim is
+    not the input's last dim, larger than one block, is tiled into an
+    `scf.for` nest of blocks of 32 along the output's last dim and the
+    output dim that reads the input's last dim (1 along the others), so
+    that a block's input rows stay in L1 and the TLB. Run after
+    `kina-split-parallel-ops` (the pieces of a split transpose are tiled).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def OutlineParallelLoopsPass
     : Pass<"kina-outline-parallel-loops", "::mlir::ModuleOp"> {
   let summary = "Outline bufferized scf.forall bodies for the thread pool";
