@@ -447,13 +447,19 @@ PYBIND11_MODULE(_kina, m) {
           output = kina::compileKinaSource(text, filename, soPath, probes,
                                            matmulTuning);
         }
-        return py::make_tuple(output.ok, output.diagnostics, output.kinaIR,
-                              output.linalgIR, output.llvmIR);
+        py::dict ir;
+        ir["kina"] = output.kinaIR;
+        ir["propagated"] = output.propagatedIR;
+        ir["host"] = output.hostIR;
+        ir["spmd"] = output.spmdIR;
+        ir["linalg"] = output.linalgIR;
+        ir["llvm"] = output.llvmIR;
+        return py::make_tuple(output.ok, output.diagnostics, ir);
       },
       py::arg("text"), py::arg("filename"), py::arg("so_path"),
       py::arg("probes") = false, py::arg("matmul_tuning") = "",
-      "Compile .kina source to a shared object: (ok, diagnostics, kina IR, "
-      "linalg IR, LLVM IR).");
+      "Compile .kina source to a shared object: (ok, diagnostics, {stage: "
+      "IR}) for the stages kina, propagated, host, spmd, linalg, llvm.");
 
   m.def(
       "host_cpu",

@@ -80,9 +80,14 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   OwningOpRef<ModuleOp> module;
   {
     StageScope stage(context, "partitioning over the mesh (--kina-partition)");
-    FailureOr<OwningOpRef<ModuleOp>> exported = buildExportedForms(kinaModule, options.probes);
+    ExportedStages stages;
+    FailureOr<OwningOpRef<ModuleOp>> exported =
+        buildExportedForms(kinaModule, options.probes, &stages);
     if (failed(exported))
       return failure();
+    out.propagatedIR = std::move(stages.propagated);
+    out.hostIR = std::move(stages.host);
+    out.spmdIR = std::move(stages.spmd);
     module = std::move(*exported);
     // The host functions as the program declares them (parameter names,
     // entry) and the per-device forms of the mesh-placed ones; with

@@ -69,6 +69,9 @@ kina::CompileOutput kina::compileKinaSource(const std::string &text,
         bool ok = succeeded(mlir::kina::compileToSharedObject(
             module, soPath, options, &artifacts));
         output.kinaIR = std::move(artifacts.kinaIR);
+        output.propagatedIR = std::move(artifacts.propagatedIR);
+        output.hostIR = std::move(artifacts.hostIR);
+        output.spmdIR = std::move(artifacts.spmdIR);
         output.linalgIR = std::move(artifacts.linalgIR);
         output.llvmIR = std::move(artifacts.llvmIR);
         return ok;

@@ -40,7 +40,7 @@ private:
   LogicalResult copyBody(func::FuncOp fn, IRMapping &map,
                          SmallVectorImpl<Value> &results);
   Value constant(float value, Type like, Location loc);
-  Value placed(Value value, Type type);
+  Value placed(Value value, Type type, Location loc);
   void accumulate(Value value, Value cotangent, Operation *forward);
   void markActive(ArrayRef<Value> params);
   void eraseUnused(Operation *before);
@@ -118,19 +118,14 @@ Value ReverseMode::constant(float value, Type like, Location loc) {
 
 /// `value` as `type` says: in the global view of a mesh-placed function a
 /// cotangent is `@auto` until propagation decides it; a gradient has its
-/// parameter's placement (the propagation then adds the collectives, e.g.
-/// one all-reduce of a replicated weight's partial gradient).
-Value ReverseMode::placed(Value value, Type type) {
+/// parameter's placement, through a kina.reshard at `loc` (the parameter's
+/// annotation), which the propagation turns into the collectives it needs
+/// (one all-reduce of a replicated weight's partial gradient), remarks
+/// naming that annotation.
+Value ReverseMode::placed(Value value, Type type, Location loc) {
   if (value.getType() == type)
     return value;
-  auto have = cast<KinaTensorType>(value.getType());
-  auto want = cast<KinaTensorType>(type);
-  if (have.getPlacement().isAuto() && want.getPlacement().isOnMesh() &&
-      isa<OpResult>(value)) {
-    value.setType(want);
-    return value;
-  }
-  return ReshardOp::create(builder, value.getLoc(), want, value);
+  return ReshardOp::create(builder, loc, cast<KinaTensorType>(type), value);
 }
 
 /// Adds `cotangent` (from the adjoint of `forward`) to what `value` has
@@ -217,7 +212,15 @@ LogicalResult ReverseMode::run() {
       gradient = constant(0.0f, param.getType(), op.getLoc());
     if (!gradient)
       return failure();
-    replacements.push_back(placed(gradient, param.getType()));
+    // At the parameter's annotation, marked as the backward's.
+    BlockArgument declared = fn.getArgument(position);
+    std::string name = "parameter #" + std::to_string(position);
+    if (auto attr = fn.getArgAttrOfType<StringAttr>(
+            position, KinaDialect::NameAttrHelper::getNameStr()))
+      name = "parameter '" + attr.str() + "'";
+    Location loc = NameLoc::get(
+        builder.getStringAttr("adjoint of " + name), declared.getLoc());
+    replacements.push_back(placed(gradient, param.getType(), loc));
   }
   Operation *lastForward = tape.empty() ? nullptr : tape.back();
   op->replaceAllUsesWith(replacements);

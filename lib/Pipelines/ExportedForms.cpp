@@ -11,6 +11,7 @@
 
 #include "Kina/Differentiate/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
+#include "Kina/Sharding/Communication.h"
 #include "Kina/Sharding/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -147,7 +148,16 @@ static LogicalResult moveRenamed(ModuleOp from, ModuleOp into,
 }
 
 FailureOr<OwningOpRef<ModuleOp>>
-mlir::kina::buildExportedForms(ModuleOp program, bool probes) {
+mlir::kina::buildExportedForms(ModuleOp program, bool probes,
+                               ExportedStages *stages) {
+  ExportedStages unused;
+  ExportedStages &out = stages ? *stages : unused;
+  auto print = [](ModuleOp module) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return text;
+  };
   // reverseMode functions become ordinary kina functions first.
   FailureOr<OwningOpRef<ModuleOp>> differentiated =
       runOnCopy(program, createDifferentiatePass());
@@ -167,6 +177,10 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes) {
   }
   if (failed(propagated))
     return failure();
+  if (!probes && MeshOp::lookup(program))
+    for (auto fn : (*propagated)->getOps<func::FuncOp>())
+      remarkCommunication(fn);
+  out.propagated = print(**propagated);
   if (probes && MeshOp::lookup(program)) {
     tagProbes(**propagated);
     // The host functions are the unsharded program, probes returned.
@@ -188,12 +202,15 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes) {
   }
   FailureOr<OwningOpRef<ModuleOp>> host =
       runOnCopy(**propagated, partition("host"));
+  if (succeeded(host))
+    out.host = print(**host);
   if (failed(host) || !MeshOp::lookup(program))
     return host;
   FailureOr<OwningOpRef<ModuleOp>> devices =
       runOnCopy(**propagated, partition("spmd"));
   if (failed(devices))
     return failure();
+  out.spmd = print(**devices);
   // The host form has no mesh left; the devices' brings it back for the
   // collectives.
   if (failed(moveRenamed(**devices, **host, kPerDeviceSymbolPrefix)))

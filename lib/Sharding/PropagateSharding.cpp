@@ -35,12 +35,20 @@ static PlacementAttr placementOf(Value value) {
   return cast<KinaTensorType>(value.getType()).getPlacement();
 }
 
+/// The first `file:line:col` in `loc` (through names and fusions: an
+/// adjoint op's location names its forward op's).
 static std::string locationText(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  return "an unknown location";
+  std::string text = "an unknown location";
+  loc->walk([&](Location inner) {
+    auto file = dyn_cast<FileLineColLoc>(inner);
+    if (!file)
+      return WalkResult::advance();
+    text = (file.getFilename().getValue() + ":" + Twine(file.getLine()) +
+            ":" + Twine(file.getColumn()))
+               .str();
+    return WalkResult::interrupt();
+  });
+  return text;
 }
 
 namespace {

@@ -4,13 +4,16 @@
     m = kina.compile(source_text)          # or kina.compile_file(path)
     logits = m.storylm0_tp_vocab(token_ids, embed, ...)
     m.functions                            # names and signatures
-    print(m.ir("kina"), m.ir("linalg"), m.ir("llvm"))
+    print(m.ir("kina"), m.ir("propagated"), m.ir("host"), m.ir("spmd"),
+          m.ir("linalg"), m.ir("llvm"))
+    m.remarks, m.communication             # what the sharding decided, moves
     m.save("out.so"); m2 = kina.load("out.so")
 """
 
 import collections
 import os
 import pathlib
+import re
 import shutil
 import tempfile
 
@@ -20,8 +23,9 @@ from .devices import DeviceError, SimulationResult
 from .show import show_sharding
 
 __all__ = ["CompileError", "DeviceError", "GradientCheckError", "Module",
-           "Param", "Signature", "SimulationResult", "check", "check_grads",
-           "compile", "compile_file", "load", "show_sharding"]
+           "Param", "Remark", "Signature", "SimulationResult", "Traffic",
+           "check", "check_grads", "compile", "compile_file", "load",
+           "show_sharding"]
 
 
 class CompileError(Exception):
@@ -32,14 +36,67 @@ class CompileError(Exception):
 Param = collections.namedtuple("Param", "name dtype shape")
 Signature = collections.namedtuple("Signature", "name params result")
 
-STAGES = ("kina", "linalg", "llvm")
+# The IR kept per stage: as written, after differentiation and placement
+# propagation (global view, collectives in place), the host form, the
+# per-device form (mesh programs only), linalg, LLVM.
+STAGES = ("kina", "propagated", "host", "spmd", "linalg", "llvm")
+
+Remark = collections.namedtuple(
+    "Remark", "location collective over placement origin reason bytes")
+Remark.__doc__ = """A collective the placement propagation inserted: where
+(`file:line:col`, of the op that needed it), which (`all_gather`, ...)
+over which mesh axis, the placement and the annotation the value had, why,
+and the bytes each device sends."""
+
+Traffic = collections.namedtuple(
+    "Traffic", "direction collective over count bytes")
+Traffic.__doc__ = """What one kind of collective over one mesh axis moves
+in a function, per device: its direction (`forward`, or `backward` for a
+reverseMode function's adjoint ops), how many run and the bytes sent."""
+
+_DIAGNOSTIC = re.compile(r"^(.*?:\d+:\d+): remark: (.*)$", re.M)
+_INSERTED = re.compile(
+    r"inserted kina\.(\w+) over mesh axis '([^']*)' of a value placed "
+    r"(.*?)(?:, from (.*?))?: (.*); each device sends (\d+) bytes$")
+_COMMUNICATION = re.compile(
+    r"communication of '([^']*)', per device: (.*?) (\d+) bytes in all$")
+_TRAFFIC = re.compile(r"(\d+) (\w+) over (\S+) \((\d+) B\)")
+
+
+def _remarks(diagnostics):
+    """(Remark list, {function: [Traffic]}) from a compile's remarks."""
+    remarks, communication = [], {}
+    for location, message in _DIAGNOSTIC.findall(diagnostics):
+        inserted = _INSERTED.match(message)
+        if inserted:
+            kind, over, placement, origin, reason, sent = inserted.groups()
+            remarks.append(Remark(location, kind, over, placement, origin,
+                                  reason, int(sent)))
+            continue
+        summary = _COMMUNICATION.match(message)
+        if summary:
+            name, parts, _ = summary.groups()
+            rows = communication.setdefault(name, [])
+            for part in parts.split(";"):
+                part = part.strip()
+                if not part:
+                    continue
+                direction, rest = part.split(" ", 1)
+                for count, kind, over, sent in _TRAFFIC.findall(rest):
+                    rows.append(Traffic(direction, kind, over, int(count),
+                                        int(sent)))
+    return remarks, communication
 
 
 class Module:
     """A compiled program: one attribute per exported function."""
 
-    def __init__(self, library, shared_object, ir=None, source=None):
+    def __init__(self, library, shared_object, ir=None, source=None,
+                 diagnostics=""):
         self._library = library
+        # What the placement propagation inserted and what each function's
+        # collectives move (compiled here only; empty for kina.load()).
+        self.remarks, self.communication = _remarks(diagnostics)
         # (text, filename, matmul_tuning) when compiled here
         self._source = source
         self._probed_module = None
@@ -165,13 +222,19 @@ class Module:
         return function
 
     def ir(self, stage):
-        """The module at `stage`: "kina", "linalg" or "llvm"."""
+        """The module at `stage`: "kina" (as written), "propagated"
+        (differentiated, every placement decided, the collectives in
+        place), "host" (the host form), "spmd" (the per-device form of a
+        mesh program), "linalg" or "llvm"."""
         if stage not in STAGES:
             raise ValueError("unknown stage %r; stages are %s" %
                              (stage, ", ".join(STAGES)))
         if self._ir is None:
             raise ValueError("IR is kept only for modules compiled in this "
                              "process, not for kina.load()")
+        if stage == "spmd" and not self._ir[stage]:
+            raise ValueError("no per-device form: the program declares no "
+                             "@mesh")
         return self._ir[stage]
 
     def save(self, path):
@@ -247,7 +310,7 @@ def _compile(source, filename, matmul_tuning=None, probes=False):
     directory = tempfile.mkdtemp(prefix="kina-")
     try:
         path = os.path.join(directory, "module.so")
-        ok, diagnostics, kina_ir, linalg_ir, llvm_ir = _kina.compile_to_file(
+        ok, diagnostics, ir = _kina.compile_to_file(
             source, filename, path, probes, tuning)
         if not ok:
             raise CompileError(diagnostics.rstrip())
@@ -257,9 +320,8 @@ def _compile(source, filename, matmul_tuning=None, probes=False):
         library = _kina.Library(path)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    return Module(library, shared_object,
-                  {"kina": kina_ir, "linalg": linalg_ir, "llvm": llvm_ir},
-                  (source, filename, matmul_tuning))
+    return Module(library, shared_object, ir,
+                  (source, filename, matmul_tuning), diagnostics)
 
 
 def compile_file(path, num_threads=None, matmul_tuning=None):

@@ -148,7 +148,7 @@ def test_ir_of_every_stage(vocab):
     linalg = vocab.ir("linalg")
     assert "tensor.insert_slice" in linalg and "kina." not in linalg
     assert re.search(r"define .*i32 @kina_tp_logits\(", vocab.ir("llvm"))
-    with pytest.raises(ValueError, match="stages are kina, linalg, llvm"):
+    with pytest.raises(ValueError, match="stages are kina, propagated, host, spmd, linalg, llvm"):
         vocab.ir("bogus")
 
 

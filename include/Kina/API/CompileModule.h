@@ -17,8 +17,11 @@ namespace mlir::kina {
 
 /// The IR of each stage, for readers (`m.ir(stage)` in Python).
 struct CompileArtifacts {
-  std::string kinaIR;   // the verified kina module
-  std::string linalgIR; // after --kina-to-linalg
+  std::string kinaIR;       // the verified kina module
+  std::string propagatedIR; // differentiated, placements propagated
+  std::string hostIR;       // the host form (--kina-partition=form=host)
+  std::string spmdIR;       // the per-device form; empty without a mesh
+  std::string linalgIR;     // after --kina-to-linalg
   std::string llvmIR;   // optimized LLVM IR, with the C ABI wrappers
   ::kina::ModuleSignature signature;
 };

@@ -16,8 +16,9 @@ struct CompileOutput {
   bool ok = false;
   /// Every diagnostic, `file:line:col: error: ...` with the source line.
   std::string diagnostics;
-  /// The IR of each stage (empty for stages not reached).
-  std::string kinaIR, linalgIR, llvmIR;
+  /// The IR of each stage (empty for stages not reached; spmd without a
+  /// mesh): mlir::kina::CompileArtifacts.
+  std::string kinaIR, propagatedIR, hostIR, spmdIR, linalgIR, llvmIR;
 };
 
 /// Compiles `.kina` source (named `filename` in diagnostics) to a shared

@@ -30,8 +30,18 @@ inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
 /// they and the per-device forms return, after their result, the value of
 /// every op of the program that the partitioning keeps: op i carries
 /// `kina.probe = i` and `kina.probe_global` (its type with its placement).
-FailureOr<OwningOpRef<ModuleOp>> buildExportedForms(ModuleOp program,
-                                                    bool probes = false);
+///
+/// `stages`, when given, receives the module printed after each step, for
+/// readers (`m.ir(stage)` in Python): differentiated and propagated
+/// (global view, collectives in place), the host form and the per-device
+/// form (empty without a mesh). Every compile also says what each
+/// function's collectives move (remarkCommunication).
+struct ExportedStages {
+  std::string propagated, host, spmd;
+};
+FailureOr<OwningOpRef<ModuleOp>>
+buildExportedForms(ModuleOp program, bool probes = false,
+                   ExportedStages *stages = nullptr);
 
 /// Every function of a verified kina module (a program, or what
 /// buildExportedForms returns), plus `main` for the `@main` entry and the per-device forms with

@@ -1,0 +1,86 @@
+"""What a compiled module shows of its sharding: m.ir at every stage,
+m.remarks (the collectives the propagation inserted, as data) and
+m.communication (per function, forward and backward, what each kind of
+collective moves), on a Megatron transformer layer and its gradient."""
+
+import re
+
+import pytest
+
+import kina
+
+LAYER = """@mesh([2])
+fn layer(x: Tensor[F32, [8, 16], @replicated],
+         wq: Tensor[F32, [16, 16], @sharded(axis=1)],
+         wk: Tensor[F32, [16, 16], @sharded(axis=1)],
+         wv: Tensor[F32, [16, 16], @sharded(axis=1)],
+         wo: Tensor[F32, [16, 16], @sharded(axis=0)],
+         w_fc: Tensor[F32, [16, 64], @sharded(axis=1)],
+         w_proj: Tensor[F32, [64, 16], @sharded(axis=0)]) -> Tensor[F32, [], @replicated] {
+  q      = (x @ wq).reshape([8, 2, 8]).transpose([1, 0, 2])   : [2, 8, 8]
+  k_t    = (x @ wk).reshape([8, 2, 8]).transpose([1, 2, 0])   : [2, 8, 8]
+  v      = (x @ wv).reshape([8, 2, 8]).transpose([1, 0, 2])   : [2, 8, 8]
+  probs  = softmax(q @ k_t, axis=2)                           : [2, 8, 8]
+  attn   = (probs @ v).transpose([1, 0, 2]).reshape([8, 16])  : [8, 16]
+  x1     = x + attn @ wo                                      : [8, 16]
+  y      = x1 + tanh(x1 @ w_fc) @ w_proj                      : [8, 16]
+  return reshape(sum(sum(y * y, axis=1), axis=0), [])
+}
+fn layer_grad = reverseMode(layer, wrt=[x, wq, wk, wv, wo, w_fc, w_proj])
+"""
+
+
+@pytest.fixture(scope="module")
+def layer():
+    return kina.compile(LAYER, "layer.kina")
+
+
+def moved(rows, direction, collective):
+    return [(r.count, r.bytes) for r in rows
+            if r.direction == direction and r.collective == collective]
+
+
+def test_communication_of_a_megatron_layer(layer):
+    forward = layer.communication["layer"]
+    assert moved(forward, "forward", "all_reduce") == [(2, 1024)]
+    assert not moved(forward, "backward", "all_reduce")
+    grad = layer.communication["layer_grad"]
+    assert moved(grad, "forward", "all_reduce") == [(2, 1024)]
+    assert moved(grad, "backward", "all_reduce") == [(2, 1024)]
+    assert not [r for r in grad if r.collective == "all_gather"]
+    assert all(r.over == "x" for r in grad)
+
+
+def test_remarks_name_the_line_and_the_bytes(layer):
+    assert layer.remarks
+    for remark in layer.remarks:
+        assert re.fullmatch(r"layer\.kina:\d+:\d+", remark.location)
+        assert remark.collective in ("all_reduce", "all_gather",
+                                     "reduce_scatter", "all_to_all")
+        assert remark.over == "x" and remark.bytes > 0 and remark.reason
+    # The MLP's row-parallel product is reduced where the residual adds
+    # it, a remark at that line naming the weight the split came from.
+    mlp = [r for r in layer.remarks if r.location.startswith("layer.kina:15:")]
+    assert mlp and all(r.collective == "all_reduce" and r.bytes == 512
+                       for r in mlp)
+    assert {"parameter 'w_fc'", "parameter 'w_proj'"} & {r.origin for r in mlp}
+
+
+def test_every_stage_is_kept(layer):
+    propagated = layer.ir("propagated")
+    assert "kina.all_reduce" in propagated and "@auto" not in propagated
+    assert "kina.reverse_mode" not in propagated
+    host = layer.ir("host")
+    assert "kina.all_" not in host and "@replicated" not in host
+    assert "@local" in layer.ir("spmd") and "kina.all_reduce" in layer.ir("spmd")
+    for stage in ("kina", "linalg", "llvm"):
+        assert layer.ir(stage)
+
+
+def test_a_program_without_a_mesh():
+    m = kina.compile("fn f(x: Tensor[F32, [2], @host]) -> Tensor[F32, [2], "
+                     "@host] {\n  return x + x\n}\n", "plain.kina")
+    assert m.remarks == [] and m.communication == {}
+    assert "kina.add" in m.ir("propagated") and "kina.add" in m.ir("host")
+    with pytest.raises(ValueError, match="declares no @mesh"):
+        m.ir("spmd")
