@@ -492,15 +492,24 @@ LogicalResult AllGatherOp::buildAdjoint(OpBuilder &b, Value cotangent,
   return adjoint.result();
 }
 
+/// The cotangent of `op`'s input (an all_slice or reduce_scatter: a split
+/// result): the blocks' cotangents gathered when placed as the result is,
+/// else resharded.
+template <typename OpTy>
+static LogicalResult gatherBlocks(OpTy op, OpBuilder &b, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, op);
+  cotangents.push_back(
+      placedAsResult(cotangent, op.getResult())
+          ? adjoint.make<AllGatherOp>(cotangent, op.getAxis(), op.getOver())
+          : reshardedTo(b, getAdjointLoc(op), cotangent, op.getInput()));
+  return adjoint.result();
+}
+
 /// The blocks' cotangents gathered.
 LogicalResult AllSliceOp::buildAdjoint(OpBuilder &b, Value cotangent,
                                        SmallVectorImpl<Value> &cotangents) {
-  AdjointBuilder adjoint(b, *this);
-  cotangents.push_back(
-      placedAsResult(cotangent, getResult())
-          ? adjoint.make<AllGatherOp>(cotangent, getAxis(), getOver())
-          : reshardedTo(b, getAdjointLoc(*this), cotangent, getInput()));
-  return adjoint.result();
+  return gatherBlocks(*this, b, cotangent, cotangents);
 }
 
 /// A free cast: every summand's cotangent is the replicated cotangent (no
@@ -519,12 +528,7 @@ LogicalResult AllReduceOp::buildAdjoint(OpBuilder &b, Value cotangent,
 /// Every summand's cotangent is the whole cotangent: the blocks gathered.
 LogicalResult ReduceScatterOp::buildAdjoint(
     OpBuilder &b, Value cotangent, SmallVectorImpl<Value> &cotangents) {
-  AdjointBuilder adjoint(b, *this);
-  cotangents.push_back(
-      placedAsResult(cotangent, getResult())
-          ? adjoint.make<AllGatherOp>(cotangent, getAxis(), getOver())
-          : reshardedTo(b, getAdjointLoc(*this), cotangent, getInput()));
-  return adjoint.result();
+  return gatherBlocks(*this, b, cotangent, cotangents);
 }
 
 /// The split moved back.

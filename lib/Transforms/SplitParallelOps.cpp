@@ -12,9 +12,7 @@
 #include "Kina/Transforms/Passes.h"
 
 #include "CheckedOptions.h"
-
-#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
-#include "mlir/Interfaces/TilingInterface.h"
+#include "TileOp.h"
 
 namespace mlir::kina {
 #define GEN_PASS_DEF_SPLITPARALLELOPSPASS
@@ -75,15 +73,9 @@ struct SplitParallelOpsPass
       SmallVector<int64_t> sizes = splitSizes(op, pieces);
       if (sizes.empty())
         continue;
-      scf::SCFTilingOptions options;
-      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
-      rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled))
+      if (failed(mlir::kina::detail::tileInPlace(
+              rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForallOp)))
         return signalPassFailure();
-      rewriter.replaceOp(op, tiled->replacements);
     }
   }
 };

@@ -11,9 +11,7 @@
 
 #include "Kina/Transforms/Passes.h"
 
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
-#include "mlir/Interfaces/TilingInterface.h"
+#include "TileOp.h"
 
 namespace mlir::kina {
 #define GEN_PASS_DEF_TILETRANSPOSESPASS
@@ -59,14 +57,8 @@ struct TileTransposesPass
       SmallVector<int64_t> sizes = blockSizes(op);
       if (sizes.empty())
         continue;
-      scf::SCFTilingOptions options;
-      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
-      rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled))
+      if (failed(mlir::kina::detail::tileInPlace(rewriter, op, sizes)))
         return signalPassFailure();
-      rewriter.replaceOp(op, tiled->replacements);
     }
   }
 };
