@@ -72,10 +72,12 @@ fuzz() { # harness, seed directories...
     -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$build/fuzz-crash-$harness-" "$corpus" "$@"
 }
+# test/Differentiate seeds both: reverseMode programs (.test) and kina IR
+# with kina.reverse_mode and explicit collectives (.mlir).
 run "fuzz-frontend (${seconds}s)" fuzz fuzz-frontend examples test/Frontend test/Frontend/errors \
-  test/Frontend/errors/sharding
+  test/Frontend/errors/sharding test/Differentiate
 run "fuzz-dialect (${seconds}s)" fuzz fuzz-dialect test/Dialect/Kina test/Conversion/KinaToLinalg \
-  test/Sharding
+  test/Sharding test/Differentiate
 run "fuzz-compile (${seconds}s)" fuzz fuzz-compile
 
 if [ ${#failed[@]} -ne 0 ]; then
