@@ -189,6 +189,8 @@ def worker(spec):
                       collective_seconds=last.collective_seconds,
                       bit_identical=bool(np.array_equal(last.value,
                                                         expected)))
+    if what in ("gpt-grad-compile", "gpt-grad-kina", "gpt-grad-torch"):
+        return gpt_gradient_worker(what, spec, repeats)
     if what in ("gpt-kina", "gpt-torch", "gpt-compile"):
         import resource
         from kina import gpt
@@ -223,6 +225,65 @@ def worker(spec):
         return timing(
             lambda: kina.compile(spec["source"], spec["name"]), repeats)
     raise ValueError(what)
+
+
+def resident_mib():
+    """This process's resident memory now (VmRSS), in MiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def gpt_gradient_worker(what, spec, repeats):
+    """The GPT's loss and its gradients with respect to every weight
+    (gpt.loss_source): compiled once to spec["path"], then timed in a
+    process of its own, whose peak memory above the loaded inputs is the
+    gradient function's; PyTorch eager forward + backward in float32."""
+    import resource
+    import numpy as np
+    from kina import gpt
+    cfg = gpt.Config.small()
+    if what == "gpt-grad-compile":
+        import kina
+        start = time.perf_counter()
+        module = kina.compile(gpt.loss_source(cfg), "gpt_loss.kina")
+        seconds = time.perf_counter() - start
+        module.save(spec["path"])
+        return dict(seconds=seconds, low=seconds, high=seconds,
+                    samples=[seconds], peak_mib=resource.getrusage(
+                        resource.RUSAGE_SELF).ru_maxrss / 1024)
+    weights = gpt.weights(cfg, seed=0)
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, cfg.v, (1, cfg.t))
+    targets = rng.integers(0, cfg.v, (1, cfg.t)).astype(np.int64)
+    if what == "gpt-grad-torch":
+        import torch
+        from kina.torch_reference import TorchGPT
+        torch.set_num_threads(spec["threads"])
+        model = TorchGPT(cfg, weights)
+        forward = type(model).forward.__wrapped__
+        target = torch.tensor(targets).reshape(cfg.t)
+
+        def step():
+            model.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.cross_entropy(
+                forward(model, ids).reshape(cfg.t, cfg.v), target)
+            loss.backward()
+            return loss.item()
+        return timing(step, repeats, blas=blas_info())
+    import kina
+    module = kina.load(spec["path"])
+    args = gpt.arguments(cfg, weights, ids) + [targets]
+    inputs = resident_mib()
+    loss, *_ = getattr(module, gpt.LOSS_GRAD)(*args)
+    result = timing(lambda: getattr(module, gpt.LOSS_GRAD)(*args), repeats,
+                    loss=float(loss))
+    result["peak_mib"] = resource.getrusage(
+        resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["inputs_mib"] = inputs
+    return result
 
 
 # ----------------------------------------------------------- the driver --
@@ -543,6 +604,22 @@ def gpt_section(r, **_):
     print("    PyTorch: %s" % "; ".join(torch_["blas"]))
     print("    Megatron, mpirun -n 2 (1 thread per rank, against one rank "
           "on 1 thread): %s" % on_two_ranks(megatron, one_rank))
+    # The loss and every weight's gradient (reverseMode), one call.
+    with tempfile.TemporaryDirectory(prefix="kina-bench-") as directory:
+        path = os.path.join(directory, "gpt_loss.so")
+        compiled = spawn("gpt-grad-compile", 1, 1, path=path)
+        print("    loss + gradients (gpt.loss_source): compile %s, peak "
+              "memory %.0f MiB" % (spread(compiled), compiled["peak_mib"]))
+        for threads in (1, 2):
+            kina_, torch_ = interleaved(
+                [("gpt-grad-kina", dict(path=path)), ("gpt-grad-torch", {})],
+                threads, r)
+            print("  %d thread(s): loss + gradients kina %s, peak %.0f MiB "
+                  "(%.0f MiB of it the loaded inputs and weights)   PyTorch "
+                  "forward + backward %s   %.2fx PyTorch" % (
+                      threads, spread(kina_), kina_["peak_mib"],
+                      kina_["inputs_mib"], spread(torch_),
+                      torch_["seconds"] / kina_["seconds"]))
 
 
 def compile_section(r, source, vocab_source, **_):

@@ -18,6 +18,7 @@ passed as its own [D, V] parameter, so that it can be placed on its own.
 """
 
 import dataclasses
+import re
 
 import numpy as np
 
@@ -176,6 +177,36 @@ def source(cfg, mesh=None):
     lines += ["  logits = f @ broadcast(lm_head)        : [1, %d, %d]"
               % (t, cfg.v), "  return logits", "}", ""]
     return "\n".join(lines)
+
+
+LOSS = "gpt_loss"
+LOSS_GRAD = "gpt_loss_grad"
+
+
+def weight_names(cfg):
+    """The parameters that are weights (not the token ids or the mask)."""
+    return [n for n in parameter_names(cfg) if n not in ("token_ids", "mask")]
+
+
+def loss_source(cfg, mesh=None):
+    """`source(cfg, mesh)` with the mean token cross-entropy of its logits
+    against `targets` ([1, T]) as `gpt_loss`, and its reverseMode with
+    respect to every weight as `gpt_loss_grad` (the loss, then one
+    gradient per weight in weight_names order)."""
+    text = source(cfg, mesh=mesh)
+    params = re.search(r"fn %s\((.*?)\) ->" % ENTRY, text,
+                       re.S).group(1).strip().rstrip(",")
+    placed = "@replicated" if mesh else "@host"
+    names = ", ".join(re.findall(r"(\w+):", params))
+    return text + """
+fn %s(%s, targets: Tensor[I64, [1, %d], %s]) -> Tensor[F32, [], %s] {
+  logits = %s(%s)
+  nll = -sum(one_hot(targets, classes=%d) * log_softmax(logits, axis=2), axis=2)
+  return reshape(mean(mean(nll, axis=1), axis=0), [])
+}
+fn %s = reverseMode(%s, wrt=[%s])
+""" % (LOSS, params, cfg.t, placed, placed, ENTRY, names, cfg.v, LOSS_GRAD,
+       LOSS, ", ".join(weight_names(cfg)))
 
 
 def weights(cfg, seed=0):

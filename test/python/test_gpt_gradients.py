@@ -6,7 +6,6 @@ the host form, the simulator and mpirun -n 2, every device holding the
 same bits of each replicated gradient."""
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -21,25 +20,11 @@ from kina.torch_reference import TorchGPT
 from test_mpi import mpi_environment
 
 CFG = gpt.Config.tiny()
-WEIGHTS = [n for n in gpt.parameter_names(CFG)
-           if n not in ("token_ids", "mask")]
+WEIGHTS = gpt.weight_names(CFG)
 
 
 def program(mesh=None):
-    text = gpt.source(CFG, mesh=mesh)
-    params = re.search(r"fn %s\((.*?)\) ->" % gpt.ENTRY, text,
-                       re.S).group(1).strip().rstrip(",")
-    placed = "@replicated" if mesh else "@host"
-    names = ", ".join(re.findall(r"(\w+):", params))
-    return text + """
-fn gpt_loss(%s, targets: Tensor[I64, [1, %d], %s]) -> Tensor[F32, [], %s] {
-  logits = %s(%s)
-  nll = -sum(one_hot(targets, classes=%d) * log_softmax(logits, axis=2), axis=2)
-  return reshape(mean(mean(nll, axis=1), axis=0), [])
-}
-fn gpt_loss_grad = reverseMode(gpt_loss, wrt=[%s])
-""" % (params, CFG.t, placed, placed, gpt.ENTRY, names, CFG.v,
-       ", ".join(WEIGHTS))
+    return gpt.loss_source(CFG, mesh=mesh)
 
 
 @pytest.fixture(scope="module")

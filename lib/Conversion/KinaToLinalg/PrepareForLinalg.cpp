@@ -7,6 +7,11 @@
 //   [B*M, K], one matmul with w itself, reshape to [..., M, N]. Each
 //   output element is the same dot product, so the bits are those of the
 //   batched form; the broadcast copy of w is never made.
+// - UnitBatchMatmul: a matmul whose batch dims are all 1 (a backward's
+//   `c @ w^T` and `x^T @ c` of a [1, T, D] activation) is the rank-2
+//   matmul of its reshaped operands, which the matmul kernel takes (a
+//   batch matmul would run as plain loops: 100x slower at the GPT's
+//   vocabulary).
 // - GatherBeforeUnitDims: a per-device all_gather of a value that a
 //   reshape only gave unit dims gathers the value itself, then reshapes.
 // - SplitAllToAll: a per-device all_to_all is an all_gather then an
@@ -54,6 +59,40 @@ struct FoldSharedWeightMatmul : OpRewritePattern<MatmulOp> {
     return success();
   }
 };
+struct UnitBatchMatmul : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<KinaTensorType>(op.getType());
+    int64_t rank = type.getRank();
+    auto isMatrixInUnitBatch = [&](Value v) {
+      auto t = cast<KinaTensorType>(v.getType());
+      return t.getRank() == rank &&
+             llvm::all_of(t.getShape().drop_back(2),
+                          [](int64_t d) { return d == 1; });
+    };
+    if (rank < 3 || !isMatrixInUnitBatch(op.getLhs()) ||
+        !isMatrixInUnitBatch(op.getRhs()))
+      return failure();
+    Location loc = op.getLoc();
+    auto matrix = [&](Value v) -> Value {
+      auto shape = cast<KinaTensorType>(v.getType()).getShape().take_back(2);
+      auto reshaped = createInferred<ReshapeOp>(rewriter, loc, v, shape);
+      return reshaped ? reshaped.getResult() : Value();
+    };
+    Value lhs = matrix(op.getLhs()), rhs = matrix(op.getRhs());
+    auto product = lhs && rhs
+                       ? createInferred<MatmulOp>(rewriter, loc, lhs, rhs)
+                       : MatmulOp();
+    if (!product)
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, product.getResult(),
+                                           type.getShape());
+    return success();
+  }
+};
+
 /// all_gather(reshape(x), axis) where the reshape only adds unit dims to
 /// x: reshape(all_gather(x, k)), k the first dim of x at or after `axis`.
 /// Both lay out each device's block of `prod(dims before axis)` rows the
@@ -119,6 +158,7 @@ struct SplitAllToAll : OpRewritePattern<AllToAllOp> {
 
 void mlir::kina::populateKinaPrepareForLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<FoldSharedWeightMatmul, GatherBeforeUnitDims, SplitAllToAll>(
+  patterns.add<FoldSharedWeightMatmul, UnitBatchMatmul, GatherBeforeUnitDims,
+               SplitAllToAll>(
       patterns.getContext());
 }
