@@ -433,7 +433,8 @@ LogicalResult TanhOp::buildAdjoint(OpBuilder &b, Value cotangent,
 /// value's cotangent is replicated over the partial axes (each summand's
 /// cotangent is the whole cotangent).
 static PlacementAttr cotangentPlacement(Value value) {
-  PlacementAttr placement = cast<KinaTensorType>(value.getType()).getPlacement();
+  PlacementAttr placement =
+      cast<KinaTensorType>(value.getType()).getPlacement();
   for (StringAttr axis : llvm::to_vector(placement.getPartial()))
     placement = placement.withoutPartial(axis);
   return placement;
@@ -461,7 +462,8 @@ static bool placedAsResult(Value cotangent, Value result) {
 }
 
 static bool isPartial(Value value) {
-  return !cast<KinaTensorType>(value.getType()).getPlacement()
+  return !cast<KinaTensorType>(value.getType())
+              .getPlacement()
               .getPartial()
               .empty();
 }
@@ -526,8 +528,9 @@ LogicalResult AllReduceOp::buildAdjoint(OpBuilder &b, Value cotangent,
 }
 
 /// Every summand's cotangent is the whole cotangent: the blocks gathered.
-LogicalResult ReduceScatterOp::buildAdjoint(
-    OpBuilder &b, Value cotangent, SmallVectorImpl<Value> &cotangents) {
+LogicalResult
+ReduceScatterOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                              SmallVectorImpl<Value> &cotangents) {
   return gatherBlocks(*this, b, cotangent, cotangents);
 }
 

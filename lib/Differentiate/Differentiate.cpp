@@ -218,8 +218,8 @@ LogicalResult ReverseMode::run() {
     if (auto attr = fn.getArgAttrOfType<StringAttr>(
             position, KinaDialect::NameAttrHelper::getNameStr()))
       name = "parameter '" + attr.str() + "'";
-    Location loc = NameLoc::get(
-        builder.getStringAttr("adjoint of " + name), declared.getLoc());
+    Location loc = NameLoc::get(builder.getStringAttr("adjoint of " + name),
+                                declared.getLoc());
     replacements.push_back(placed(gradient, param.getType(), loc));
   }
   Operation *lastForward = tape.empty() ? nullptr : tape.back();

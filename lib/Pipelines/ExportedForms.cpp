@@ -9,8 +9,8 @@
 
 #include "Kina/Pipelines/ExportedForms.h"
 
-#include "Kina/Differentiate/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
+#include "Kina/Differentiate/Passes.h"
 #include "Kina/Sharding/Communication.h"
 #include "Kina/Sharding/Passes.h"
 

@@ -31,8 +31,8 @@ void mlir::kina::remarkCommunication(func::FuncOp fn) {
   std::map<bool, std::map<std::string, Traffic>> traffic;
   int64_t total = 0;
   fn.walk([&](Operation *op) {
-    if (!isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp,
-             AllToAllOp>(op))
+    if (!isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp, AllToAllOp>(
+            op))
       return;
     auto over = getInherentAttrs(op).getAs<StringAttr>("over");
     std::string key = op->getName().stripDialect().str() + " over " +
@@ -45,15 +45,15 @@ void mlir::kina::remarkCommunication(func::FuncOp fn) {
   });
   if (traffic.empty())
     return;
-  InFlightDiagnostic remark = fn.emitRemark() << "communication of '"
-                                              << fn.getName()
-                                              << "', per device:";
+  InFlightDiagnostic remark = fn.emitRemark()
+                              << "communication of '" << fn.getName()
+                              << "', per device:";
   for (auto &[backward, kinds] : traffic) {
     remark << (backward ? " backward" : " forward");
     bool first = true;
     for (auto &[key, t] : kinds) {
-      remark << (first ? " " : ", ") << t.count << " " << key << " ("
-             << t.bytes << " B)";
+      remark << (first ? " " : ", ") << t.count << " " << key << " (" << t.bytes
+             << " B)";
       first = false;
     }
     remark << ";";

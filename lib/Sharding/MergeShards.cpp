@@ -226,8 +226,7 @@ static SliceOp shardOfTerm(Value term) {
   if (!add)
     return SliceOp();
   SliceOp first = shardOfTerm(add.getLhs());
-  return shardsOfOneValue(first, shardOfTerm(add.getRhs())) ? first
-                                                            : SliceOp();
+  return shardsOfOneValue(first, shardOfTerm(add.getRhs())) ? first : SliceOp();
 }
 
 /// A sum (a chain of adds, each used once) in which products by shards of

@@ -15,10 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/Sharding/SimplifyCollectives.h"
 #include "Kina/Sharding/Passes.h"
 #include "Kina/Sharding/Reshard.h"
 #include "Kina/Sharding/ShardingRules.h"
+#include "Kina/Sharding/SimplifyCollectives.h"
 #include "Kina/Sharding/SplitReductions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -43,8 +43,8 @@ static std::string locationText(Location loc) {
     auto file = dyn_cast<FileLineColLoc>(inner);
     if (!file)
       return WalkResult::advance();
-    text = (file.getFilename().getValue() + ":" + Twine(file.getLine()) +
-            ":" + Twine(file.getColumn()))
+    text = (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
                .str();
     return WalkResult::interrupt();
   });

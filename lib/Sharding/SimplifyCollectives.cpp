@@ -24,8 +24,7 @@ using namespace mlir::kina;
 /// `value` as a sum all-reduce used only here, or null.
 static AllReduceOp soleSumReduce(Value value) {
   auto reduce = value.getDefiningOp<AllReduceOp>();
-  return reduce && reduce->hasOneUse() &&
-                 reduce.getKind() == ReductionKind::sum
+  return reduce && reduce->hasOneUse() && reduce.getKind() == ReductionKind::sum
              ? reduce
              : AllReduceOp();
 }
@@ -100,9 +99,8 @@ struct BroadcastTheBlock : OpRewritePattern<AllSliceOp> {
     bool stretched = inputDim < 0 || input.getDimSize(inputDim) == 1;
     if (!stretched || !input.getPlacement().isReplicated())
       return failure();
-    rewriter.replaceOpWithNewOp<BroadcastOp>(slice, slice.getType(),
-                                             broadcast.getInput(),
-                                             broadcast.getShapeAttr());
+    rewriter.replaceOpWithNewOp<BroadcastOp>(
+        slice, slice.getType(), broadcast.getInput(), broadcast.getShapeAttr());
     rewriter.eraseOp(broadcast);
     return success();
   }

@@ -1,12 +1,12 @@
-//===- SplitReductions.cpp - Reductions over a split axis, from statistics ===//
+//===- SplitReductions.cpp - Reductions over a split axis -----------------===//
 //
 // softmax(x) (or log_softmax, max, mean) along an axis split over N
-// devices gathers the whole axis if placed like any blocked op: for the vocabulary-split logits of a
-// language model that is the logits. Viewed as [N, block], the axis
-// reduces in two steps: within a block (local to a device) and across the
-// N blocks (one value per row and device, which the propagation moves).
-// The max is exact, so every row's shift is the unsharded one; the sum of
-// exponentials is reordered (sharding.md: equal to float32 rounding).
+// devices gathers the whole axis if placed like any blocked op: for the
+// vocabulary-split logits of a language model that is the logits. Viewed as [N,
+// block], the axis reduces in two steps: within a block (local to a device) and
+// across the N blocks (one value per row and device, which the propagation
+// moves). The max is exact, so every row's shift is the unsharded one; the sum
+// of exponentials is reordered (sharding.md: equal to float32 rounding).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,9 +56,10 @@ private:
 
 /// The devices that split `axis` of `value`, or 0 when it is whole.
 static int64_t devicesSplitting(Value value, int64_t axis, MeshOp mesh) {
-  PlacementAttr placement = cast<KinaTensorType>(value.getType()).getPlacement();
-  StringAttr over = placement.isMesh() ? placement.getSplitOf(axis)
-                                       : StringAttr();
+  PlacementAttr placement =
+      cast<KinaTensorType>(value.getType()).getPlacement();
+  StringAttr over =
+      placement.isMesh() ? placement.getSplitOf(axis) : StringAttr();
   return over ? *mesh.getAxisSize(over.getValue()) : 0;
 }
 
@@ -89,8 +90,8 @@ static Value normalizeFromStatistics(Expansion &e, Value x, int64_t axis,
   // The exact max: each block's, then the devices'.
   Value blockMax = e.make<MaxOp>(viewed, axis + 1);
   Value rowMax = blockMax ? e.make<MaxOp>(blockMax, axis) : Value();
-  Value shifted = rowMax ? e.make<SubOp>(viewed, e.spread(rowMax, viewed))
-                         : Value();
+  Value shifted =
+      rowMax ? e.make<SubOp>(viewed, e.spread(rowMax, viewed)) : Value();
   Value exps = shifted ? e.make<ExpOp>(shifted) : Value();
   Value blockSum = exps ? e.make<SumOp>(exps, axis + 1) : Value();
   Value rowSum = blockSum ? e.make<SumOp>(blockSum, axis) : Value();
@@ -100,8 +101,7 @@ static Value normalizeFromStatistics(Expansion &e, Value x, int64_t axis,
       logarithm
           ? e.make<SubOp>(shifted, e.spread(e.make<LogOp>(rowSum), viewed))
           : e.make<DivOp>(exps, e.spread(rowSum, viewed));
-  return normalized ? e.make<ReshapeOp>(normalized, type.getShape())
-                    : Value();
+  return normalized ? e.make<ReshapeOp>(normalized, type.getShape()) : Value();
 }
 
 SmallVector<Operation *> mlir::kina::expandOverSplitAxis(OpBuilder &builder,
@@ -124,8 +124,8 @@ SmallVector<Operation *> mlir::kina::expandOverSplitAxis(OpBuilder &builder,
   } else if (auto max = dyn_cast<MaxOp>(op)) {
     int64_t axis = max.getAxis();
     if (int64_t n = devicesSplitting(max.getInput(), axis, mesh)) {
-      Value viewed = e.make<ReshapeOp>(
-          max.getInput(), blockView(max.getInput(), axis, n));
+      Value viewed =
+          e.make<ReshapeOp>(max.getInput(), blockView(max.getInput(), axis, n));
       Value blockMax = viewed ? e.make<MaxOp>(viewed, axis + 1) : Value();
       Value rowMax = blockMax ? e.make<MaxOp>(blockMax, axis) : Value();
       if (rowMax)

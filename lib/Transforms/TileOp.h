@@ -1,4 +1,4 @@
-//===- TileOp.h - One linalg op tiled in place --------------------*- C++ -*-===//
+//===- TileOp.h - One linalg op tiled in place ------------------*- C++ -*-===//
 #ifndef KINA_LIB_TRANSFORMS_TILEOP_H
 #define KINA_LIB_TRANSFORMS_TILEOP_H
 
@@ -10,11 +10,10 @@ namespace mlir::kina::detail {
 
 /// Replaces `op` by its tiling with `sizes` (0: that loop untiled) into
 /// loops of `loopType`; fails as the tiling does.
-inline LogicalResult
-tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
-            ArrayRef<int64_t> sizes,
-            scf::SCFTilingOptions::LoopType loopType =
-                scf::SCFTilingOptions::LoopType::ForOp) {
+inline LogicalResult tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
+                                 ArrayRef<int64_t> sizes,
+                                 scf::SCFTilingOptions::LoopType loopType =
+                                     scf::SCFTilingOptions::LoopType::ForOp) {
   scf::SCFTilingOptions options;
   options.setLoopType(loopType);
   options.setTileSizes(getAsIndexOpFoldResult(op->getContext(), sizes));

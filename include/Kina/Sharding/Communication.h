@@ -1,4 +1,4 @@
-//===- Communication.h - What a function's collectives move ------*- C++ -*-===//
+//===- Communication.h - What collectives move ------------------*- C++ -*-===//
 #ifndef KINA_SHARDING_COMMUNICATION_H
 #define KINA_SHARDING_COMMUNICATION_H
 

@@ -1,4 +1,4 @@
-//===- SimplifyCollectives.h - Collectives that can do less ------*- C++ -*-===//
+//===- SimplifyCollectives.h - Collectives that do less ---------*- C++ -*-===//
 #ifndef KINA_SHARDING_SIMPLIFYCOLLECTIVES_H
 #define KINA_SHARDING_SIMPLIFYCOLLECTIVES_H
 

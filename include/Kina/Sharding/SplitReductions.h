@@ -1,4 +1,4 @@
-//===- SplitReductions.h - Reductions over a split axis, from statistics -*- C++ -*-===//
+//===- SplitReductions.h - Reductions over a split axis ---------*- C++ -*-===//
 #ifndef KINA_SHARDING_SPLITREDUCTIONS_H
 #define KINA_SHARDING_SPLITREDUCTIONS_H
 
@@ -18,8 +18,8 @@ namespace mlir::kina {
 /// `op`'s (the new ops are `@auto`, for the propagation to place); empty
 /// when `op` is none of these, its axis is not split, or an annotation
 /// wants a softmax's axis whole (gathering the input is cheaper then).
-SmallVector<Operation *> expandOverSplitAxis(OpBuilder &builder,
-                                             Operation *op, MeshOp mesh);
+SmallVector<Operation *> expandOverSplitAxis(OpBuilder &builder, Operation *op,
+                                             MeshOp mesh);
 
 } // namespace mlir::kina
 

@@ -29,6 +29,21 @@
 using namespace mlir;
 using namespace mlir::kina;
 
+/// Replaces batched matmul `op` by the rank-2 product `lhs @ rhs` (null
+/// when building them failed) reshaped to `op`'s shape.
+static LogicalResult replaceByMatrixProduct(PatternRewriter &rewriter,
+                                            MatmulOp op, Value lhs, Value rhs) {
+  auto product = lhs && rhs
+                     ? createInferred<MatmulOp>(rewriter, op.getLoc(), lhs, rhs)
+                     : MatmulOp();
+  if (!product)
+    return failure();
+  auto type = cast<KinaTensorType>(op.getType());
+  rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, product.getResult(),
+                                         type.getShape());
+  return success();
+}
+
 namespace {
 struct FoldSharedWeightMatmul : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -49,16 +64,11 @@ struct FoldSharedWeightMatmul : OpRewritePattern<MatmulOp> {
     auto flat = createInferred<ReshapeOp>(
         rewriter, loc, op.getLhs(),
         ArrayRef<int64_t>{rows, lhsType.getDimSize(rank - 1)});
-    auto product =
-        flat ? createInferred<MatmulOp>(rewriter, loc, flat.getResult(), weight)
-             : MatmulOp();
-    if (!product)
-      return failure();
-    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, product.getResult(),
-                                           type.getShape());
-    return success();
+    return replaceByMatrixProduct(rewriter, op,
+                                  flat ? flat.getResult() : Value(), weight);
   }
 };
+
 struct UnitBatchMatmul : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -81,15 +91,8 @@ struct UnitBatchMatmul : OpRewritePattern<MatmulOp> {
       auto reshaped = createInferred<ReshapeOp>(rewriter, loc, v, shape);
       return reshaped ? reshaped.getResult() : Value();
     };
-    Value lhs = matrix(op.getLhs()), rhs = matrix(op.getRhs());
-    auto product = lhs && rhs
-                       ? createInferred<MatmulOp>(rewriter, loc, lhs, rhs)
-                       : MatmulOp();
-    if (!product)
-      return failure();
-    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, product.getResult(),
-                                           type.getShape());
-    return success();
+    return replaceByMatrixProduct(rewriter, op, matrix(op.getLhs()),
+                                  matrix(op.getRhs()));
   }
 };
 
@@ -159,6 +162,5 @@ struct SplitAllToAll : OpRewritePattern<AllToAllOp> {
 void mlir::kina::populateKinaPrepareForLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<FoldSharedWeightMatmul, UnitBatchMatmul, GatherBeforeUnitDims,
-               SplitAllToAll>(
-      patterns.getContext());
+               SplitAllToAll>(patterns.getContext());
 }
