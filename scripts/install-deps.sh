@@ -12,6 +12,7 @@ packages=(
   python3-nbformat python3-ipykernel python3-threadpoolctl
   libopenblas0-pthread
   openmpi-bin libopenmpi-dev
+  fortunes
 )
 missing=()
 for p in "${packages[@]}"; do

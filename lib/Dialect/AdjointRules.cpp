@@ -158,23 +158,22 @@ LogicalResult ConcatOp::buildAdjoint(OpBuilder &b, Value cotangent,
   return adjoint.result();
 }
 
-/// A scatter-add of the cotangent's rows into the table's: one_hot(ids)^T
-/// @ cotangent, so repeated ids add. No gradient flows to the ids.
+/// The cotangent's rows added into a zero table at the ids (a scatter-add:
+/// repeated ids add). No gradient flows to the ids.
 LogicalResult GatherOp::buildAdjoint(OpBuilder &b, Value cotangent,
                                      SmallVectorImpl<Value> &cotangents) {
   AdjointBuilder adjoint(b, *this);
-  auto table = cast<KinaTensorType>(getTable().getType());
-  auto ids = cast<KinaTensorType>(getIds().getType());
-  int64_t rows = table.getDimSize(0);
-  int64_t count = ids.getNumElements();
-  int64_t width = table.getNumElements() / rows;
-  Value hot = adjoint.make<OneHotOp>(getIds(), rows);
-  Value flatHot = adjoint.reshaped(hot, {count, rows});
-  Value flatCotangent = adjoint.reshaped(cotangent, {count, width});
-  Value summed = adjoint.make<MatmulOp>(
-      adjoint.make<TransposeOp>(flatHot, ArrayRef<int64_t>{1, 0}),
-      flatCotangent);
-  cotangents.push_back(adjoint.reshaped(summed, table.getShape()));
+  int64_t rows = cast<KinaTensorType>(getTable().getType()).getDimSize(0);
+  cotangents.push_back(adjoint.make<ScatterAddOp>(cotangent, getIds(), rows));
+  cotangents.push_back(Value());
+  return adjoint.result();
+}
+
+/// Its transpose: the cotangent's rows read back at the ids.
+LogicalResult ScatterAddOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                         SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(adjoint.make<GatherOp>(cotangent, getIds()));
   cotangents.push_back(Value());
   return adjoint.result();
 }

@@ -124,6 +124,32 @@ FailureOr<Type> GatherOp::inferResultType(TypeRange operandTypes,
   return rule.shaped(table, shape);
 }
 
+/// scatter_add: f32 updates whose leading dims are the ids' shape; a
+/// table of `rows` rows of the updates' trailing shape.
+FailureOr<Type> ScatterAddOp::inferResultType(TypeRange operandTypes,
+                                              DictionaryAttr attributes,
+                                              Operation *mesh,
+                                              EmitErrorFn emitError) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto operands = rule.tensors(2);
+  auto rows = rule.intAttr("rows");
+  if (failed(operands) || failed(rows))
+    return failure();
+  auto [updates, ids] = std::make_pair((*operands)[0], (*operands)[1]);
+  if (failed(rule.checkF32(updates, "updates")) || failed(rule.checkIds(ids)))
+    return failure();
+  if (*rows < 1)
+    return rule.error() << "rows must be >= 1, got " << *rows;
+  if (updates.getRank() < ids.getRank() ||
+      !updates.getShape().take_front(ids.getRank()).equals(ids.getShape()))
+    return rule.error() << "expects updates whose leading dims are the ids' "
+                        << formatShape(ids.getShape()) << ", got shape "
+                        << formatShape(updates.getShape());
+  SmallVector<int64_t> shape = {*rows};
+  llvm::append_range(shape, updates.getShape().drop_front(ids.getRank()));
+  return rule.shaped(updates, shape);
+}
+
 FailureOr<Type> MatmulOp::inferResultType(TypeRange operandTypes,
                                           DictionaryAttr attributes,
                                           Operation *mesh,

@@ -166,6 +166,31 @@ static ShardingRule gatherRule(GatherOp op) {
   return rule;
 }
 
+/// The ids' dims are summed over (a device holding some of the ids adds
+/// only theirs: a partial table); the rows are blocked; the updates'
+/// trailing dims are the table's.
+static ShardingRule scatterAddRule(ScatterAddOp op) {
+  ShardingRule rule;
+  int64_t idRank = rankOf(op.getIds());
+  int64_t rank = rankOf(op.getUpdates());
+  rule.factors.assign(rank + 1, Kind::Parallel);
+  SmallVector<int64_t> ids, updates;
+  for (int64_t d = 0; d < idRank; ++d) {
+    rule.factors[d] = Kind::Contracting;
+    ids.push_back(d);
+  }
+  int64_t rows = rank;
+  rule.factors[rows] = Kind::Blocked;
+  rule.resultDims.push_back(rows);
+  for (int64_t d = 0; d < rank; ++d) {
+    updates.push_back(d);
+    if (d >= idRank)
+      rule.resultDims.push_back(d);
+  }
+  rule.operandDims = {updates, ids};
+  return rule;
+}
+
 /// The ids' dims are the result's leading dims; the classes are blocked.
 static ShardingRule oneHotRule(OneHotOp op) {
   ShardingRule rule;
@@ -215,6 +240,7 @@ std::optional<ShardingRule> mlir::kina::getShardingRule(Operation *op) {
       .Case([](MatmulOp op) { return matmulRule(op); })
       .Case([](ReshapeOp op) { return reshapeRule(op); })
       .Case([](GatherOp op) { return gatherRule(op); })
+      .Case([](ScatterAddOp op) { return scatterAddRule(op); })
       .Case([](SliceOp op) { return elementwiseBlocking(op, op.getAxis()); })
       .Case([](ConcatOp op) { return elementwiseBlocking(op, op.getAxis()); })
       .Case([](SoftmaxOp op) { return elementwiseBlocking(op, op.getAxis()); })

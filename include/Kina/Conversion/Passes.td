@@ -47,6 +47,7 @@ def ConvertKinaToLinalgPass : Pass<"kina-to-linalg", "::mlir::ModuleOp"> {
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -166,6 +166,32 @@ def Kina_GatherOp : Kina_Op<"gather"> {
   }];
 }
 
+def Kina_ScatterAddOp : Kina_Op<"scatter_add"> {
+  let summary = "rows added into a zero table at integer ids (gather's adjoint)";
+  let description = [{
+    `result[r, j...] = sum of updates[i..., j...] over every i... with
+    ids[i...] == r`: a table of `rows` rows, zero where no id points, where
+    repeated ids add. `updates` is f32 whose leading dims are the shape of
+    `ids` (i32 or i64); the result shape is `[rows] ++ shape(updates)[rank(ids):]`.
+    It is the transpose of `kina.gather`, which is its adjoint, and it costs
+    one add per element of `updates` (not the `rows`-wide product of a
+    one-hot matrix). An id outside `[0, rows)` is a run-time error reported
+    to the caller; nothing is written out of bounds.
+
+    ```mlir
+    %g = kina.scatter_add %d [%token_ids] [rows = 8]
+        : (!kina.tensor<1x4x4xf32, @host>, !kina.tensor<1x4xi64, @host>)
+        -> !kina.tensor<8x4xf32, @host>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$updates, Kina_Tensor:$ids, I64Attr:$rows);
+  let results = (outs Kina_Tensor:$result);
+  let assemblyFormat = [{
+    $updates `[` $ids `]` `[` `rows` `=` $rows `]` attr-dict `:`
+    functional-type(operands, $result)
+  }];
+}
+
 def Kina_BroadcastOp : Kina_Op<"broadcast"> {
   let summary = "NumPy-style broadcast to an explicit shape";
   let description = [{

@@ -1,8 +1,9 @@
-//===- DataMovement.cpp - slice, concat, gather, broadcast, reshape -------===//
+//===- DataMovement.cpp - slice, concat, gather, scatter_add, reshape, ... ===//
 //
-// Ops that move data without arithmetic. Static concat is a chain of
-// insert_slice into an empty tensor (the design sections' "host
-// insert_slice"); gather clamps ids and asserts that it did not have to.
+// Ops that move data (scatter_add also adds the rows it moves). Static
+// concat is a chain of insert_slice into an empty tensor (the design
+// sections' "host insert_slice"); gather and scatter_add clamp ids and
+// assert that they did not have to.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
@@ -78,6 +80,80 @@ struct ConcatLowering : KinaPattern<ConcatOp> {
   }
 };
 
+/// Whether every element of `ids` is in [0, rows): an and-reduction.
+static Value allIdsInRange(OpBuilder &builder, Location loc, Value ids,
+                           int64_t rows) {
+  auto idsType = cast<RankedTensorType>(ids.getType());
+  Type idType = idsType.getElementType();
+  int64_t idRank = idsType.getRank();
+  auto inRange = [&](OpBuilder &b, Location l, Value id) -> Value {
+    Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(idType));
+    Value rowCount =
+        arith::ConstantOp::create(b, l, b.getIntegerAttr(idType, rows));
+    return arith::AndIOp::create(
+        b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, id, zero),
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, id, rowCount));
+  };
+  if (idRank == 0)
+    return inRange(builder, loc,
+                   tensor::ExtractOp::create(builder, loc, ids, ValueRange{}));
+  auto flagType = RankedTensorType::get({}, builder.getI1Type());
+  Value init =
+      filledTensor(builder, loc, flagType, builder.getBoolAttr(true));
+  SmallVector<int64_t> allDims;
+  for (int64_t d = 0; d < idRank; ++d)
+    allDims.push_back(d);
+  Value all = linalg::ReduceOp::create(
+                  builder, loc, ValueRange{ids}, ValueRange{init}, allDims,
+                  [&](OpBuilder &b, Location l, ValueRange args) {
+                    Value ok = arith::AndIOp::create(
+                        b, l, inRange(b, l, args[0]), args[1]);
+                    linalg::YieldOp::create(b, l, ValueRange{ok});
+                  })
+                  .getResult(0);
+  return tensor::ExtractOp::create(builder, loc, all, ValueRange{});
+}
+
+/// `value` reshaped row-major to `type`: one collapse_shape or expand_shape
+/// when the dims group (`[2, 3, 4] -> [6, 4]`), else collapsed to one dim
+/// and expanded to the target. All are views of a contiguous buffer.
+static Value reshapedTo(OpBuilder &b, Location loc, Value value,
+                        RankedTensorType type) {
+  auto inputType = cast<RankedTensorType>(value.getType());
+  if (inputType == type)
+    return value;
+  if (inputType.getRank() > type.getRank() && type.getRank() > 0)
+    if (auto groups = getReassociationIndicesForReshape(inputType, type))
+      return tensor::CollapseShapeOp::create(b, loc, type, value, *groups);
+  if (type.getRank() > inputType.getRank() && inputType.getRank() > 0)
+    if (auto groups = getReassociationIndicesForReshape(type, inputType))
+      return tensor::ExpandShapeOp::create(b, loc, type, value, *groups);
+  auto flatType =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  auto allInOne = [](int64_t rank) {
+    SmallVector<ReassociationIndices> groups;
+    if (rank > 0) {
+      groups.emplace_back();
+      for (int64_t d = 0; d < rank; ++d)
+        groups.back().push_back(d);
+    }
+    return groups;
+  };
+  if (inputType.getRank() != 1)
+    value = inputType.getRank() == 0
+                ? Value(tensor::ExpandShapeOp::create(b, loc, flatType, value,
+                                                      allInOne(0)))
+                : Value(tensor::CollapseShapeOp::create(
+                      b, loc, value, allInOne(inputType.getRank())));
+  if (type.getRank() != 1)
+    value = type.getRank() == 0
+                ? Value(tensor::CollapseShapeOp::create(b, loc, value,
+                                                        allInOne(0)))
+                : Value(tensor::ExpandShapeOp::create(
+                      b, loc, type, value, allInOne(type.getRank())));
+  return value;
+}
+
 /// result[i..., j...] = table[clamp(ids[i...]), j...], and a `cf.assert`
 /// that every id was in [0, rows) (kina-asserts-to-status returns it).
 struct GatherLowering : KinaPattern<GatherOp> {
@@ -115,38 +191,9 @@ struct GatherLowering : KinaPattern<GatherOp> {
           return tensor::ExtractOp::create(b, l, table, indices).getResult();
         });
 
-    // All ids in range: an and-reduction over every id.
-    auto inRange = [&](OpBuilder &b, Location l, Value id) -> Value {
-      Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(idType));
-      Value rowCount =
-          arith::ConstantOp::create(b, l, b.getIntegerAttr(idType, rows));
-      return arith::AndIOp::create(
-          b, l,
-          arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, id, zero),
-          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, id, rowCount));
-    };
-    Value allInRange;
-    if (idRank == 0) {
-      Value id = tensor::ExtractOp::create(rewriter, loc, ids, ValueRange{});
-      allInRange = inRange(rewriter, loc, id);
-    } else {
-      auto flagType = RankedTensorType::get({}, rewriter.getI1Type());
-      Value init =
-          filledTensor(rewriter, loc, flagType, rewriter.getBoolAttr(true));
-      SmallVector<int64_t> allDims;
-      for (int64_t d = 0; d < idRank; ++d)
-        allDims.push_back(d);
-      Value all = linalg::ReduceOp::create(
-                      rewriter, loc, ValueRange{ids}, ValueRange{init}, allDims,
-                      [&](OpBuilder &b, Location l, ValueRange args) {
-                        Value ok = arith::AndIOp::create(
-                            b, l, inRange(b, l, args[0]), args[1]);
-                        linalg::YieldOp::create(b, l, ValueRange{ok});
-                      })
-                      .getResult(0);
-      allInRange = tensor::ExtractOp::create(rewriter, loc, all, ValueRange{});
-    }
-    cf::AssertOp::create(rewriter, loc, allInRange, kGatherAssertMessage);
+    cf::AssertOp::create(rewriter, loc,
+                         allIdsInRange(rewriter, loc, ids, rows),
+                         kGatherAssertMessage);
     rewriter.replaceOp(op, gathered);
     return success();
   }
@@ -196,56 +243,92 @@ struct TransposeLowering : KinaPattern<TransposeOp> {
   }
 };
 
-/// Row-major reshape: one collapse_shape or expand_shape when the dims
-/// group (`[2, 3, 4] -> [6, 4]`), else collapse to one dim and expand to
-/// the target. All are views of a contiguous buffer, so no data moves.
+/// Row-major reshape: a view of the contiguous buffer, no data moves.
 struct ReshapeLowering : KinaPattern<ReshapeOp> {
   using KinaPattern::KinaPattern;
   LogicalResult
   matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, reshapedTo(rewriter, op.getLoc(),
+                                      adaptor.getInput(), resultType(op)));
+    return success();
+  }
+};
+
+/// table[clamp(ids[i]) * width + j] += updates[i * width + j], over the
+/// flattened ids and updates in order (so repeated ids add in id order),
+/// into a zero table, and a `cf.assert` that every id was in [0, rows).
+/// A loop, not a linalg op: the rows it writes depend on the data.
+struct ScatterAddLowering : KinaPattern<ScatterAddOp> {
+  using KinaPattern::KinaPattern;
+
+  LogicalResult
+  matchAndRewrite(ScatterAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value value = adaptor.getInput();
-    auto inputType = cast<RankedTensorType>(value.getType());
+    Value ids = adaptor.getIds(), updates = adaptor.getUpdates();
+    auto idsType = cast<RankedTensorType>(ids.getType());
+    Type idType = idsType.getElementType();
     RankedTensorType type = resultType(op);
-    if (inputType.getRank() > type.getRank() && type.getRank() > 0) {
-      if (auto groups = getReassociationIndicesForReshape(inputType, type)) {
-        rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(op, type, value,
-                                                             *groups);
-        return success();
-      }
-    }
-    if (type.getRank() > inputType.getRank() && inputType.getRank() > 0) {
-      if (auto groups = getReassociationIndicesForReshape(type, inputType)) {
-        rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, type, value,
-                                                           *groups);
-        return success();
-      }
-    }
-    auto flatType =
-        RankedTensorType::get({type.getNumElements()}, type.getElementType());
-    auto allInOne = [](int64_t rank) {
-      SmallVector<ReassociationIndices> groups;
-      if (rank > 0) {
-        groups.emplace_back();
-        for (int64_t d = 0; d < rank; ++d)
-          groups.back().push_back(d);
-      }
-      return groups;
+    int64_t rows = op.getRows();
+    int64_t count = idsType.getNumElements();
+    int64_t width = type.getNumElements() / rows;
+    Type f32 = type.getElementType();
+
+    cf::AssertOp::create(rewriter, loc,
+                         allIdsInRange(rewriter, loc, ids, rows),
+                         "kina.scatter_add: an id is outside [0, rows)");
+    auto flat = [&](Value value, int64_t size, Type element) {
+      return reshapedTo(rewriter, loc, value,
+                        RankedTensorType::get({size}, element));
     };
-    if (inputType.getRank() != 1)
-      value = inputType.getRank() == 0
-                  ? Value(tensor::ExpandShapeOp::create(rewriter, loc, flatType,
-                                                        value, allInOne(0)))
-                  : Value(tensor::CollapseShapeOp::create(
-                        rewriter, loc, value, allInOne(inputType.getRank())));
-    if (type.getRank() != 1)
-      value = type.getRank() == 0
-                  ? Value(tensor::CollapseShapeOp::create(rewriter, loc, value,
-                                                          allInOne(0)))
-                  : Value(tensor::ExpandShapeOp::create(
-                        rewriter, loc, type, value, allInOne(type.getRank())));
-    rewriter.replaceOp(op, value);
+    Value flatIds = flat(ids, count, idType);
+    Value flatUpdates = flat(updates, count * width, f32);
+    Value table = filledTensor(rewriter, loc,
+                               RankedTensorType::get({rows * width}, f32),
+                               rewriter.getZeroAttr(f32));
+
+    auto index = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, value);
+    };
+    Value zero = index(0), one = index(1);
+    auto rowLoop = scf::ForOp::create(
+        rewriter, loc, zero, index(count), one, ValueRange{table},
+        [&](OpBuilder &b, Location l, Value i, ValueRange rowArgs) {
+          Value id = tensor::ExtractOp::create(b, l, flatIds, ValueRange{i});
+          Value clamped = arith::MinSIOp::create(
+              b, l,
+              arith::MaxSIOp::create(
+                  b, l, id,
+                  arith::ConstantOp::create(b, l, b.getZeroAttr(idType))),
+              arith::ConstantOp::create(b, l,
+                                        b.getIntegerAttr(idType, rows - 1)));
+          Value widthIndex = arith::ConstantIndexOp::create(b, l, width);
+          Value target = arith::MulIOp::create(
+              b, l,
+              arith::IndexCastOp::create(b, l, b.getIndexType(), clamped),
+              widthIndex);
+          Value source = arith::MulIOp::create(b, l, i, widthIndex);
+          auto columnLoop = scf::ForOp::create(
+              b, l, arith::ConstantIndexOp::create(b, l, 0), widthIndex,
+              arith::ConstantIndexOp::create(b, l, 1), rowArgs,
+              [&](OpBuilder &c, Location cl, Value j, ValueRange args) {
+                Value to = arith::AddIOp::create(c, cl, target, j);
+                Value from = arith::AddIOp::create(c, cl, source, j);
+                Value sum = arith::AddFOp::create(
+                    c, cl,
+                    tensor::ExtractOp::create(c, cl, args[0], ValueRange{to}),
+                    tensor::ExtractOp::create(c, cl, flatUpdates,
+                                              ValueRange{from}));
+                scf::YieldOp::create(
+                    c, cl,
+                    ValueRange{tensor::InsertOp::create(c, cl, sum, args[0],
+                                                        ValueRange{to})});
+              });
+          scf::YieldOp::create(b, l, columnLoop.getResults());
+        });
+    rewriter.replaceOp(
+        op, reshapedTo(rewriter, loc, rowLoop.getResult(0), type));
     return success();
   }
 };
@@ -254,7 +337,7 @@ struct ReshapeLowering : KinaPattern<ReshapeOp> {
 
 void mlir::kina::populateKinaDataMovementToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<SliceLowering, ConcatLowering, GatherLowering, BroadcastLowering,
-               TransposeLowering, ReshapeLowering>(converter,
-                                                   patterns.getContext());
+  patterns.add<SliceLowering, ConcatLowering, GatherLowering,
+               ScatterAddLowering, BroadcastLowering, TransposeLowering,
+               ReshapeLowering>(converter, patterns.getContext());
 }

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -112,7 +113,8 @@ struct ConvertKinaToLinalgPass
     // The upstream dialects the patterns produce are the output.
     target.addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
                            linalg::LinalgDialect, math::MathDialect,
-                           memref::MemRefDialect, tensor::TensorDialect>();
+                           memref::MemRefDialect, scf::SCFDialect,
+                           tensor::TensorDialect>();
     // Collectives read the mesh while they lower; it goes afterwards.
     target.addLegalOp<MeshOp>();
     // The gather's run-time check, until it becomes a status below.

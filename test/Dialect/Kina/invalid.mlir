@@ -132,6 +132,22 @@ func.func @gather_scalar_table(%t: !kina.tensor<f32, @host>, %ids: !kina.tensor<
 
 // -----
 
+func.func @scatter_add_ids_shape(%u: !kina.tensor<3x4xf32, @host>, %ids: !kina.tensor<2xi64, @host>) {
+  // expected-error @+1 {{'kina.scatter_add' op expects updates whose leading dims are the ids' [2], got shape [3, 4]}}
+  %0 = kina.scatter_add %u [%ids] [rows = 8] : (!kina.tensor<3x4xf32, @host>, !kina.tensor<2xi64, @host>) -> !kina.tensor<8x4xf32, @host>
+  return
+}
+
+// -----
+
+func.func @scatter_add_rows(%u: !kina.tensor<2x4xf32, @host>, %ids: !kina.tensor<2xi64, @host>) {
+  // expected-error @+1 {{'kina.scatter_add' op rows must be >= 1, got 0}}
+  %0 = kina.scatter_add %u [%ids] [rows = 0] : (!kina.tensor<2x4xf32, @host>, !kina.tensor<2xi64, @host>) -> !kina.tensor<1x4xf32, @host>
+  return
+}
+
+// -----
+
 func.func @matmul_rank(%a: !kina.tensor<4x4xf32, @host>, %b: !kina.tensor<1x4x4xf32, @host>) {
   // expected-error @+1 {{'kina.matmul' op expects operands of equal rank >= 2, got lhs of shape [4, 4] and rhs of shape [1, 4, 4]}}
   %0 = kina.matmul %a, %b : (!kina.tensor<4x4xf32, @host>, !kina.tensor<1x4x4xf32, @host>) -> !kina.tensor<1x4x4xf32, @host>

@@ -10,6 +10,8 @@ func.func @data_movement(%lm: !kina.tensor<4x8xf32, @host>, %ids: !kina.tensor<1
   %2 = kina.concat %0, %1[axis = 0] : (!kina.tensor<4x4xf32, @host>, !kina.tensor<4x4xf32, @host>) -> !kina.tensor<8x4xf32, @host>
   // CHECK: kina.gather %{{.*}}[%{{.*}}] : (!kina.tensor<8x4xf32, @host>, !kina.tensor<1x4xi64, @host>) -> !kina.tensor<1x4x4xf32, @host>
   %3 = kina.gather %2 [%ids] : (!kina.tensor<8x4xf32, @host>, !kina.tensor<1x4xi64, @host>) -> !kina.tensor<1x4x4xf32, @host>
+  // CHECK: kina.scatter_add %{{.*}}[%{{.*}}] [rows = 8] : (!kina.tensor<1x4x4xf32, @host>, !kina.tensor<1x4xi64, @host>) -> !kina.tensor<8x4xf32, @host>
+  %grad = kina.scatter_add %3 [%ids] [rows = 8] : (!kina.tensor<1x4x4xf32, @host>, !kina.tensor<1x4xi64, @host>) -> !kina.tensor<8x4xf32, @host>
   // CHECK: kina.reshape %{{.*}} to [1, 4, 2, 2] : !kina.tensor<1x4x4xf32, @host> -> !kina.tensor<1x4x2x2xf32, @host>
   %4 = kina.reshape %3 to [1, 4, 2, 2] : !kina.tensor<1x4x4xf32, @host> -> !kina.tensor<1x4x2x2xf32, @host>
   // CHECK: kina.transpose %{{.*}} perm [0, 2, 1, 3] : !kina.tensor<1x4x2x2xf32, @host> -> !kina.tensor<1x2x4x2xf32, @host>
