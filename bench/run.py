@@ -260,16 +260,15 @@ def gpt_gradient_worker(what, spec, repeats):
     targets = rng.integers(0, cfg.v, (1, cfg.t)).astype(np.int64)
     if what == "gpt-grad-torch":
         import torch
-        from kina.torch_reference import TorchGPT
+        from kina.torch_reference import TrainableGPT
         torch.set_num_threads(spec["threads"])
-        model = TorchGPT(cfg, weights)
-        forward = type(model).forward.__wrapped__
+        model = TrainableGPT(cfg, weights)
         target = torch.tensor(targets).reshape(cfg.t)
 
         def step():
             model.zero_grad(set_to_none=True)
             loss = torch.nn.functional.cross_entropy(
-                forward(model, ids).reshape(cfg.t, cfg.v), target)
+                model(ids).reshape(cfg.t, cfg.v), target)
             loss.backward()
             return loss.item()
         return timing(step, repeats, blas=blas_info())

@@ -35,6 +35,7 @@ class Config:
     heads: int = 12
     t: int = 128
     v: int = 32000
+    b: int = 1  # sequences per call (the batch)
 
     @property
     def dh(self):
@@ -61,17 +62,20 @@ class Config:
         return self.layers * block + self.v * d + self.t * d + 2 * d
 
     def flops(self):
-        """Multiply-adds x 2 of the matmuls of one forward."""
+        """Multiply-adds x 2 of the matmuls of one forward (of the batch)."""
         t, d, f = self.t, self.d, self.f
         block = 2 * t * d * (4 * d + 2 * f) + 2 * 2 * t * t * d
-        return self.layers * block + 2 * t * d * self.v
+        return self.b * (self.layers * block + 2 * t * d * self.v)
 
 
-def parameter_names(cfg):
+def parameter_names(cfg, tied=False):
+    """The forward's parameters in order; `tied` leaves lm_head out (the
+    program reads wte transposed)."""
     names = ["token_ids", "wte", "wpe"]
     for layer in range(cfg.layers):
         names += ["%s_%d" % (p, layer) for p in LAYER_PARAMS]
-    return names + ["lnf_g", "lnf_b", "lm_head", "mask"]
+    return names + ["lnf_g", "lnf_b"] + ([] if tied else ["lm_head"]) + \
+        ["mask"]
 
 
 def parameter_shapes(cfg):
@@ -80,7 +84,8 @@ def parameter_shapes(cfg):
                  "wk": [d, d], "bk": [d], "wv": [d, d], "bv": [d],
                  "wo": [d, d], "bo": [d], "ln2_g": [d], "ln2_b": [d],
                  "w_fc": [d, f], "b_fc": [f], "w_proj": [f, d], "b_proj": [d]}
-    shapes = {"token_ids": [1, cfg.t], "wte": [cfg.v, d], "wpe": [cfg.t, d],
+    shapes = {"token_ids": [cfg.b, cfg.t], "wte": [cfg.v, d],
+              "wpe": [cfg.t, d],
               "lnf_g": [d], "lnf_b": [d], "lm_head": [d, cfg.v],
               "mask": [cfg.t, cfg.t]}
     for layer in range(cfg.layers):
@@ -110,10 +115,11 @@ def placement(name, mesh):
     return "@replicated"
 
 
-def source(cfg, mesh=None):
+def source(cfg, mesh=None, tied=False):
     """The forward as `.kina` source; `mesh` (a device count) adds
-    `@mesh([mesh])` and the Megatron placements."""
-    d, t, h, dh = cfg.d, cfg.t, cfg.heads, cfg.dh
+    `@mesh([mesh])` and the Megatron placements; `tied` reads the logits'
+    weight as wte transposed instead of a parameter lm_head."""
+    d, t, h, dh, b = cfg.d, cfg.t, cfg.heads, cfg.dh, cfg.b
     shapes = parameter_shapes(cfg)
     result = "@replicated" if mesh else "@host"
     lines = ["# GPT-2-small-like forward: %d layers, D=%d, H=%d, T=%d, V=%d "
@@ -123,13 +129,13 @@ def source(cfg, mesh=None):
     if mesh:
         lines += ["@mesh([%d])" % mesh, ""]
     params = []
-    for name in parameter_names(cfg):
+    for name in parameter_names(cfg, tied):
         dtype = "I64" if name == "token_ids" else "F32"
         params.append("    %s: Tensor[%s, %s, %s]" % (
             name, dtype, shapes[name], placement(name, mesh)))
     lines.append("fn %s(" % ENTRY)
-    lines.append(",\n".join(params) + ") -> Tensor[F32, [1, %d, %d], %s] {"
-                 % (t, cfg.v, result))
+    lines.append(",\n".join(params) + ") -> Tensor[F32, [%d, %d, %d], %s] {"
+                 % (b, t, cfg.v, result))
 
     def ln(out, x, g, b):
         lines.extend([
@@ -140,8 +146,8 @@ def source(cfg, mesh=None):
             "  %s = %s_d * broadcast(%s_r) * broadcast(%s) + broadcast(%s)"
             % (out, out, out, g, b)])
 
-    lines.append("  x = gather wte token_ids + broadcast(wpe)   : [1, %d, %d]"
-                 % (t, d))
+    lines.append("  x = gather wte token_ids + broadcast(wpe)   : [%d, %d, %d]"
+                 % (b, t, d))
     for layer in range(cfg.layers):
         p = lambda name: "%s_%d" % (name, layer)
         lines.append("  # block %d" % layer)
@@ -151,14 +157,14 @@ def source(cfg, mesh=None):
         for proj, perm in (("q", "[0, 2, 1, 3]"), ("k", "[0, 2, 3, 1]"),
                            ("v", "[0, 2, 1, 3]")):
             lines.append(
-                "  %s%d = (%s @ broadcast(%s) + broadcast(%s)).reshape([1, %d,"
+                "  %s%d = (%s @ broadcast(%s) + broadcast(%s)).reshape([%d, %d,"
                 " %d, %d]).transpose(%s)" % (proj, layer, a, p("w" + proj),
-                                             p("b" + proj), t, h, dh, perm))
+                                             p("b" + proj), b, t, h, dh, perm))
         lines += [
             "  s%d = q%d @ k%d * broadcast(%r) + broadcast(mask)"
             % (layer, layer, layer, 1 / np.sqrt(dh)),
             "  c%d = (softmax(s%d, axis=3) @ v%d).transpose([0, 2, 1, 3])"
-            ".reshape([1, %d, %d])" % (layer, layer, layer, t, d),
+            ".reshape([%d, %d, %d])" % (layer, layer, layer, b, t, d),
             "  h%d = %s + c%d @ broadcast(%s) + broadcast(%s)"
             % (layer, "x" if layer == 0 else "x%d" % (layer - 1), layer,
                p("wo"), p("bo"))]
@@ -174,8 +180,12 @@ def source(cfg, mesh=None):
             "  x%d = h%d + g%d @ broadcast(%s) + broadcast(%s)"
             % (layer, layer, layer, p("w_proj"), p("b_proj"))]
     ln("f", "x%d" % (cfg.layers - 1), "lnf_g", "lnf_b")
-    lines += ["  logits = f @ broadcast(lm_head)        : [1, %d, %d]"
-              % (t, cfg.v), "  return logits", "}", ""]
+    head = "lm_head"
+    if tied:
+        head = "wte_t"
+        lines.append("  wte_t = wte.transpose([1, 0])")
+    lines += ["  logits = f @ broadcast(%s)        : [%d, %d, %d]"
+              % (head, b, t, cfg.v), "  return logits", "}", ""]
     return "\n".join(lines)
 
 
@@ -183,35 +193,108 @@ LOSS = "gpt_loss"
 LOSS_GRAD = "gpt_loss_grad"
 
 
-def weight_names(cfg):
+TRAIN_STEP = "gpt_train_step"
+# AdamW's scalar inputs of the training step, after the moments.
+ADAMW_SCALARS = ("lr", "beta1", "beta2", "eps", "weight_decay", "bc1", "bc2")
+
+
+def weight_names(cfg, tied=False):
     """The parameters that are weights (not the token ids or the mask)."""
-    return [n for n in parameter_names(cfg) if n not in ("token_ids", "mask")]
+    return [n for n in parameter_names(cfg, tied)
+            if n not in ("token_ids", "mask")]
 
 
-def loss_source(cfg, mesh=None):
-    """`source(cfg, mesh)` with the mean token cross-entropy of its logits
-    against `targets` ([1, T]) as `gpt_loss`, and its reverseMode with
-    respect to every weight as `gpt_loss_grad` (the loss, then one
-    gradient per weight in weight_names order)."""
-    text = source(cfg, mesh=mesh)
+def _signature(text):
+    """The entry's parameter list as written, and its names."""
     params = re.search(r"fn %s\((.*?)\) ->" % ENTRY, text,
                        re.S).group(1).strip().rstrip(",")
+    return params, re.findall(r"(\w+):", params)
+
+
+def loss_source(cfg, mesh=None, tied=False):
+    """`source(cfg, mesh, tied)` with the mean token cross-entropy of its
+    logits against `targets` ([B, T]) as `gpt_loss`, and its reverseMode
+    with respect to every weight as `gpt_loss_grad` (the loss, then one
+    gradient per weight in weight_names order)."""
+    text = source(cfg, mesh=mesh, tied=tied)
+    params, names = _signature(text)
     placed = "@replicated" if mesh else "@host"
-    names = ", ".join(re.findall(r"(\w+):", params))
     return text + """
-fn %s(%s, targets: Tensor[I64, [1, %d], %s]) -> Tensor[F32, [], %s] {
+fn %s(%s, targets: Tensor[I64, [%d, %d], %s]) -> Tensor[F32, [], %s] {
   logits = %s(%s)
   nll = -sum(one_hot(targets, classes=%d) * log_softmax(logits, axis=2), axis=2)
   return reshape(mean(mean(nll, axis=1), axis=0), [])
 }
 fn %s = reverseMode(%s, wrt=[%s])
-""" % (LOSS, params, cfg.t, placed, placed, ENTRY, names, cfg.v, LOSS_GRAD,
-       LOSS, ", ".join(weight_names(cfg)))
+""" % (LOSS, params, cfg.b, cfg.t, placed, placed, ENTRY, ", ".join(names),
+       cfg.v, LOSS_GRAD, LOSS, ", ".join(weight_names(cfg, tied)))
 
 
-def weights(cfg, seed=0):
+def train_source(cfg, mesh=None):
+    """`loss_source(cfg, mesh, tied=True)` and `gpt_train_step`: the loss,
+    its gradients and one AdamW update (PyTorch's, decoupled weight decay
+    on the 2-D weights only). Parameters: the forward's, `targets`, one
+    first moment `m_<w>` per weight, one second moment `v_<w>` per weight,
+    then the scalars ADAMW_SCALARS (bc1 = 1 - beta1^step and bc2 = 1 -
+    beta2^step are the step's bias corrections). Results: the loss, the
+    new weights, the new first moments, the new second moments, each in
+    weight_names(cfg, tied=True) order."""
+    text = loss_source(cfg, mesh=mesh, tied=True)
+    params, names = _signature(text)
+    placed = "@replicated" if mesh else "@host"
+    shapes = parameter_shapes(cfg)
+    weights = weight_names(cfg, tied=True)
+
+    def typed(name, weight):
+        return "Tensor[F32, %s, %s]" % (shapes[weight],
+                                       placement(weight, mesh))
+
+    scalar = "Tensor[F32, [], %s]" % placed
+    inputs = [params, "targets: Tensor[I64, [%d, %d], %s]"
+              % (cfg.b, cfg.t, placed)]
+    inputs += ["%s_%s: %s" % (k, w, typed(w, w)) for k in "mv"
+               for w in weights]
+    inputs += ["%s: %s" % (name, scalar) for name in ADAMW_SCALARS]
+    results = [scalar] + [typed(w, w) for w in weights] * 3
+    lines = ["", "fn %s(%s) -> (%s) {" % (TRAIN_STEP, ",\n    ".join(inputs),
+                                        ", ".join(results)),
+             "  loss, %s = %s(%s, targets)" % (
+                 ", ".join("d_" + w for w in weights), LOSS_GRAD,
+                 ", ".join(names)),
+             "  decay = broadcast(1.0) - lr * weight_decay",
+             "  step = lr / bc1",
+             "  root2 = sqrt(bc2)",
+             "  keep1 = broadcast(1.0) - beta1",
+             "  keep2 = broadcast(1.0) - beta2"]
+    for w in weights:
+        decayed = w + " * broadcast(decay)" if len(shapes[w]) == 2 else w
+        lines += [
+            "  mn_%s = broadcast(beta1) * m_%s + broadcast(keep1) * d_%s"
+            % (w, w, w),
+            "  vn_%s = broadcast(beta2) * v_%s + broadcast(keep2) * d_%s * d_%s"
+            % (w, w, w, w),
+            "  wn_%s = %s - broadcast(step) * mn_%s / (sqrt(vn_%s) / "
+            "broadcast(root2) + broadcast(eps))" % (w, decayed, w, w)]
+    lines += ["  return loss, %s" % ", ".join(
+        ["wn_" + w for w in weights] + ["mn_" + w for w in weights] +
+        ["vn_" + w for w in weights]), "}", ""]
+    return text + "\n".join(lines)
+
+
+def adamw_scalars(step, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                  weight_decay=0.01):
+    """The training step's scalar inputs for step `step` (from 1), as
+    float32 0-d arrays in ADAMW_SCALARS order."""
+    beta1, beta2 = betas
+    values = (lr, beta1, beta2, eps, weight_decay, 1 - beta1 ** step,
+              1 - beta2 ** step)
+    return [np.array(v, dtype=np.float32) for v in values]
+
+
+def weights(cfg, seed=0, tied=False):
     """Every parameter but token_ids and mask, float32, from `seed`:
-    N(0, 0.02) matrices and embeddings, small biases, gains near 1."""
+    N(0, 0.02) matrices and embeddings, small biases, gains near 1
+    (lm_head is wte's transpose; `tied` leaves it out)."""
     rng = np.random.default_rng(seed)
     out = {}
     for name, shape in parameter_shapes(cfg).items():
@@ -225,7 +308,8 @@ def weights(cfg, seed=0):
         else:
             value = 0.02 * rng.standard_normal(shape)
         out[name] = value.astype(np.float32)
-    out["lm_head"] = np.ascontiguousarray(out["wte"].T)
+    if not tied:
+        out["lm_head"] = np.ascontiguousarray(out["wte"].T)
     return out
 
 
@@ -233,8 +317,17 @@ def causal_mask(cfg):
     return np.triu(np.full((cfg.t, cfg.t), -1e9, np.float32), 1)
 
 
-def arguments(cfg, w, token_ids):
+def arguments(cfg, w, token_ids, tied=False):
     """The entry's arguments in parameter order."""
-    token_ids = np.asarray(token_ids, dtype=np.int64).reshape(1, cfg.t)
+    token_ids = np.asarray(token_ids, dtype=np.int64).reshape(cfg.b, cfg.t)
     values = dict(w, token_ids=token_ids, mask=causal_mask(cfg))
-    return [values[name] for name in parameter_names(cfg)]
+    return [values[name] for name in parameter_names(cfg, tied)]
+
+
+def train_arguments(cfg, w, m, v, token_ids, targets, scalars):
+    """gpt_train_step's arguments: the tied forward's, the targets, the
+    moments `m` and `v` ({weight: array}) and adamw_scalars(...)."""
+    names = weight_names(cfg, tied=True)
+    targets = np.asarray(targets, dtype=np.int64).reshape(cfg.b, cfg.t)
+    return (arguments(cfg, w, token_ids, tied=True) + [targets] +
+            [m[n] for n in names] + [v[n] for n in names] + list(scalars))

@@ -3,8 +3,11 @@ demos. Optional: importing this module needs PyTorch (Debian's
 python3-torch); `import kina` never imports it.
 
     from kina import gpt
-    from kina.torch_reference import TorchGPT
-    logits = TorchGPT(cfg, w)(token_ids)     # [1, T, V], torch.Tensor
+    from kina.torch_reference import TorchGPT, TorchTrainer, TrainableGPT
+    logits = TorchGPT(cfg, w)(token_ids)     # [B, T, V], torch.Tensor
+    model = TrainableGPT(cfg, w)             # the same, for autograd
+    trainer = TorchTrainer(cfg, w)           # tied wte, AdamW
+    loss = trainer.step(token_ids, targets)  # one step; trainer.weights()
 """
 
 import numpy as np
@@ -17,7 +20,16 @@ from . import gpt
 def TorchGPT(cfg, w):
     """The reference: torch.nn modules (Embedding, LayerNorm, Linear,
     GELU(approximate="tanh")) loaded with `w`, attention written with torch
-    ops; call it on token ids ([1, T]) for the logits ([1, T, V])."""
+    ops; call it on token ids ([B, T]) for the logits ([B, T, V])."""
+    return TrainableGPT(cfg, w).eval().requires_grad_(False)
+
+
+def TrainableGPT(cfg, w, tied=None):
+    """The same GPT as an nn.Module whose parameters take gradients. `tied`
+    (by default: when `w` has no lm_head) computes the logits with wte's
+    own weight (one parameter, as GPT-2), else with lm_head."""
+    if tied is None:
+        tied = "lm_head" not in w
     def tensor(name):
         return torch.from_numpy(np.ascontiguousarray(w[name]))
 
@@ -49,13 +61,13 @@ def TorchGPT(cfg, w):
                     module.bias.copy_(tensor(p(b)))
 
         def forward(self, x, mask):
-            t, h, dh = cfg.t, cfg.heads, cfg.dh
+            b, t, h, dh = x.shape[0], cfg.t, cfg.heads, cfg.dh
             a = self.ln1(x)
-            split = lambda y: y.reshape(1, t, h, dh).transpose(1, 2)
+            split = lambda y: y.reshape(b, t, h, dh).transpose(1, 2)
             q, k, v = split(self.q(a)), split(self.k(a)), split(self.v(a))
             scores = q @ k.transpose(2, 3) * (1 / np.sqrt(dh)) + mask
             context = (torch.softmax(scores, dim=3) @ v).transpose(1, 2)
-            x = x + self.o(context.reshape(1, t, cfg.d))
+            x = x + self.o(context.reshape(b, t, cfg.d))
             return x + self.proj(self.gelu(self.fc(self.ln2(x))))
 
     class GPT(nn.Module):
@@ -67,18 +79,84 @@ def TorchGPT(cfg, w):
                 self.wte.weight.copy_(tensor("wte"))
             self.blocks = nn.ModuleList(Block(i) for i in range(cfg.layers))
             self.lnf = norm("lnf_g", "lnf_b")
-            self.lm_head = nn.Linear(cfg.d, cfg.v, bias=False)
-            with torch.no_grad():
-                self.lm_head.weight.copy_(tensor("lm_head").T)
+            if not tied:
+                self.lm_head = nn.Linear(cfg.d, cfg.v, bias=False)
+                with torch.no_grad():
+                    self.lm_head.weight.copy_(tensor("lm_head").T)
             self.register_buffer(
                 "mask", torch.from_numpy(gpt.causal_mask(cfg)))
 
-        @torch.no_grad()
         def forward(self, token_ids):
             ids = torch.as_tensor(np.asarray(token_ids, dtype=np.int64))
             x = self.wte(ids) + self.wpe
             for block in self.blocks:
                 x = block(x, self.mask)
-            return self.lm_head(self.lnf(x))
+            head = self.wte.weight if tied else self.lm_head.weight
+            return self.lnf(x) @ head.T
 
-    return GPT().eval()
+    return GPT()
+
+
+class TorchTrainer:
+    """The tied GPT trained by torch.optim.AdamW(foreach=True), weight decay
+    on the 2-D weights only, in `dtype` (float64 for a reference of
+    Kina's float32 step)."""
+
+    def __init__(self, cfg, w, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=0.01, dtype=torch.float32):
+        self.cfg = cfg
+        self.model = TrainableGPT(cfg, w, tied=True).to(dtype)
+        named = dict(self.model.named_parameters())
+        self.names = _kina_names(cfg, named)
+        decay = [p for p in named.values() if p.dim() == 2]
+        rest = [p for p in named.values() if p.dim() != 2]
+        self.optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": weight_decay},
+             {"params": rest, "weight_decay": 0.0}],
+            lr=lr, betas=betas, eps=eps, foreach=True)
+
+    def loss(self, token_ids, targets):
+        logits = self.model(token_ids)
+        targets = torch.as_tensor(np.asarray(targets, dtype=np.int64))
+        return nn.functional.cross_entropy(
+            logits.reshape(-1, self.cfg.v), targets.reshape(-1))
+
+    def step(self, token_ids, targets):
+        """One AdamW step on the batch; returns the loss before it."""
+        self.optimizer.zero_grad()
+        loss = self.loss(token_ids, targets)
+        loss.backward()
+        self.optimizer.step()
+        return float(loss)
+
+    def weights(self):
+        """{Kina weight name: np.ndarray} in Kina's layout (Linear weights
+        transposed back to [in, out])."""
+        return {name: get().detach().numpy().copy()
+                for name, get in self.names.items()}
+
+
+def _kina_names(cfg, named):
+    """Kina's weight names, each with how to read it from the module."""
+    linear = {"wq": "q", "wk": "k", "wv": "v", "wo": "o", "w_fc": "fc",
+              "w_proj": "proj"}
+    bias = {"bq": "q", "bk": "k", "bv": "v", "bo": "o", "b_fc": "fc",
+            "b_proj": "proj"}
+    norms = {"ln1": "ln1", "ln2": "ln2"}
+    out = {"wte": lambda: named["wte.weight"], "wpe": lambda: named["wpe"],
+           "lnf_g": lambda: named["lnf.weight"],
+           "lnf_b": lambda: named["lnf.bias"]}
+    for layer in range(cfg.layers):
+        block = "blocks.%d." % layer
+        for k, m in linear.items():
+            out["%s_%d" % (k, layer)] = (
+                lambda key=block + m + ".weight": named[key].T)
+        for k, m in bias.items():
+            out["%s_%d" % (k, layer)] = (
+                lambda key=block + m + ".bias": named[key])
+        for k, m in norms.items():
+            out["%s_g_%d" % (k, layer)] = (
+                lambda key=block + m + ".weight": named[key])
+            out["%s_b_%d" % (k, layer)] = (
+                lambda key=block + m + ".bias": named[key])
+    return out

@@ -16,7 +16,7 @@ import torch
 
 import kina
 from kina import gpt
-from kina.torch_reference import TorchGPT
+from kina.torch_reference import TrainableGPT
 from test_mpi import mpi_environment
 
 CFG = gpt.Config.tiny()
@@ -38,8 +38,8 @@ def inputs():
 
 def torch_gradients(weights, ids, targets):
     """float64 autograd through the reference modules, by parameter name."""
-    model = TorchGPT(CFG, weights).double()
-    logits = type(model).forward.__wrapped__(model, ids)
+    model = TrainableGPT(CFG, weights).double()
+    logits = model(ids)
     loss = torch.nn.functional.cross_entropy(
         logits.reshape(CFG.t, CFG.v), torch.tensor(targets).reshape(CFG.t))
     loss.backward()

@@ -1,0 +1,142 @@
+"""The GPT's compiled training step (gpt.train_source: loss, gradients and
+AdamW in one Kina function) against torch.optim.AdamW on the same tied
+model, and kina.training's checks and checkpoints."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import kina
+from kina import gpt
+from kina.training import Trainer, TrainingError
+
+torch = pytest.importorskip("torch")
+from kina.torch_reference import TorchTrainer  # noqa: E402
+
+CFG = dataclasses.replace(gpt.Config.tiny(), b=2)
+NAMES = gpt.weight_names(CFG, tied=True)
+# Adam divides each gradient by its own running size, so a gradient that
+# is rounding noise (the key biases' is exactly zero: softmax ignores a
+# shift of a row's scores) moves its weight by about lr per step in a
+# direction float32 and float64 choose differently. The weights' distance
+# from the float64 reference grows with lr; at 1e-4 it is ~3e-5.
+LR = 1e-4
+STEPS = 10
+
+
+@pytest.fixture(scope="module")
+def module():
+    return kina.compile(gpt.train_source(CFG), "gpt_train_tiny.kina")
+
+
+def batches(seed, count):
+    rng = np.random.default_rng(seed)
+    return [(rng.integers(0, CFG.v, (CFG.b, CFG.t)),
+             rng.integers(0, CFG.v, (CFG.b, CFG.t))) for _ in range(count)]
+
+
+def relative(got, want):
+    want = np.asarray(want, np.float64)
+    return float(np.abs(np.asarray(got, np.float64) - want).max() /
+                 np.abs(want).max())
+
+
+def test_signature_is_tied_and_returns_loss_weights_and_moments(module):
+    signature = module.functions[gpt.TRAIN_STEP]
+    params = [p.name for p in signature.params]
+    assert "lm_head" not in params
+    assert params[-len(gpt.ADAMW_SCALARS):] == list(gpt.ADAMW_SCALARS)
+    results = signature.result
+    assert len(results) == 1 + 3 * len(NAMES)
+    assert list(results[0].shape) == []
+    shapes = gpt.parameter_shapes(CFG)
+    for i, name in enumerate(NAMES * 3):
+        assert list(results[1 + i].shape) == shapes[name], name
+
+
+def test_ten_adamw_steps_equal_torch(module):
+    w = gpt.weights(CFG, seed=3, tied=True)
+    trainer = Trainer(CFG, w, lr=LR, module=module)
+    reference = TorchTrainer(CFG, w, lr=LR, dtype=torch.float64)
+    for ids, targets in batches(4, STEPS):
+        loss = trainer.step(ids, targets)
+        want = reference.step(ids, targets)
+        assert abs(loss - want) <= 1e-4 * abs(want), (trainer.steps, loss,
+                                                      want)
+    assert trainer.steps == STEPS
+    start = gpt.weights(CFG, seed=3, tied=True)
+    moved = reference.weights()
+    for name in NAMES:
+        assert relative(trainer.weights[name], moved[name]) <= 1e-4, name
+        # The steps moved every weight (a step that did nothing would pass
+        # the comparison above only if torch's did nothing too).
+        assert np.abs(moved[name] - start[name]).max() > 0, name
+
+
+def test_weight_decay_only_on_matrices(module):
+    # With zero moments' effect removed (lr tiny against the decay's lr *
+    # wd), a 2-D weight shrinks by (1 - lr * wd) and a 1-D one does not.
+    w = gpt.weights(CFG, seed=5, tied=True)
+    trainer = Trainer(CFG, w, lr=1e-3, weight_decay=0.5, module=module)
+    reference = TorchTrainer(CFG, w, lr=1e-3, weight_decay=0.5,
+                             dtype=torch.float64)
+    ids, targets = batches(6, 1)[0]
+    trainer.step(ids, targets)
+    reference.step(ids, targets)
+    want = reference.weights()
+    for name in ("wte", "wq_0", "ln1_g_0", "b_fc_1"):
+        assert relative(trainer.weights[name], want[name]) <= 1e-4, name
+
+
+def test_checkpoint_resumes_the_same_next_step(module, tmp_path):
+    data = batches(7, 3)
+    trainer = Trainer(CFG, gpt.weights(CFG, seed=8, tied=True), lr=3e-4,
+                      module=module)
+    for ids, targets in data[:2]:
+        trainer.step(ids, targets)
+    path = tmp_path / "run.npz"
+    trainer.save(path)
+    assert [p.name for p in tmp_path.iterdir()] == ["run.npz"]
+    uninterrupted = trainer.step(*data[2])
+    resumed = Trainer.load(path, module=module)
+    assert resumed.steps == 2
+    assert resumed.step(*data[2]) == uninterrupted
+    for name in NAMES:
+        assert np.array_equal(resumed.weights[name], trainer.weights[name])
+
+
+def test_bad_checkpoints_are_named_errors(module, tmp_path):
+    with pytest.raises(TrainingError, match="cannot read"):
+        Trainer.load(tmp_path / "missing.npz", module=module)
+    good = tmp_path / "good.npz"
+    Trainer(CFG, gpt.weights(CFG, tied=True), module=module).save(good)
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(good.read_bytes()[:1000])
+    with pytest.raises(TrainingError, match="cannot read"):
+        Trainer.load(truncated, module=module)
+    other = tmp_path / "other.npz"
+    np.savez(other, meta=np.array('{"format": "something else"}'))
+    with pytest.raises(TrainingError, match="not a Kina training checkpoint"):
+        Trainer.load(other, module=module)
+
+
+def test_bad_batches_and_weights_are_named_errors(module):
+    w = gpt.weights(CFG, tied=True)
+    trainer = Trainer(CFG, w, module=module)
+    ids, targets = batches(9, 1)[0]
+    with pytest.raises(TrainingError, match=r"token ids have shape \[2, 15\]"):
+        trainer.step(ids[:, 1:], targets)
+    outside = targets.copy()
+    outside[1, 3] = CFG.v
+    with pytest.raises(TrainingError,
+                       match=r"targets hold 512 outside .* at \[1, 3\]"):
+        trainer.step(ids, outside)
+    negative = ids.copy()
+    negative[0, 0] = -1
+    with pytest.raises(TrainingError, match="token ids hold -1"):
+        trainer.step(negative, targets)
+    assert trainer.steps == 0
+    poisoned = dict(w, wq_1=np.full_like(w["wq_1"], np.nan))
+    with pytest.raises(TrainingError, match="weight wq_1 holds NaN"):
+        Trainer(CFG, poisoned, module=module)
