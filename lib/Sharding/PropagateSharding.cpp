@@ -133,10 +133,14 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
     return success();
   };
 
-  // Partial sums stay partial only through a sum of equally placed values.
+  // Partial sums stay partial through a sum of equally placed values, and
+  // through the linear ops of one operand that do not grow it: reducing
+  // after a sum over another axis (a bias's gradient summed over the
+  // batch, then the positions) moves fewer bytes than before it.
   bool linear =
-      isa<AddOp, SubOp>(op) &&
-      llvm::all_equal(llvm::map_range(op->getOperands(), placementOf));
+      isa<SumOp, MeanOp, ReshapeOp, TransposeOp, SliceOp, NegOp>(op) ||
+      (isa<AddOp, SubOp>(op) &&
+       llvm::all_equal(llvm::map_range(op->getOperands(), placementOf)));
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     PlacementAttr placement = placementOf(op->getOperand(i));
     for (StringAttr axis : placement.getPartial())

@@ -103,10 +103,18 @@ MEGATRON = {"wq": 1, "bq": 0, "wk": 1, "bk": 0, "wv": 1, "bv": 0,
             "w_fc": 1, "b_fc": 0, "wo": 0, "w_proj": 0}
 
 
-def placement(name, mesh):
+# How a mesh splits the model: "megatron" (the placements above) or "data"
+# (the batch split over the devices, every weight replicated).
+PARALLEL = ("megatron", "data")
+
+
+def placement(name, mesh, parallel="megatron"):
     """The placement of parameter `name` under `mesh` (None: unsharded)."""
     if mesh is None:
         return "@host"
+    if parallel == "data":
+        return batch_placement(mesh, parallel) if name in (
+            "token_ids", "targets") else "@replicated"
     base = name.rsplit("_", 1)[0] if name[-1].isdigit() else name
     if base in MEGATRON:
         return "@sharded(axis=%d)" % MEGATRON[base]
@@ -115,13 +123,25 @@ def placement(name, mesh):
     return "@replicated"
 
 
-def source(cfg, mesh=None, tied=False):
+def batch_placement(mesh, parallel="megatron"):
+    """The placement of a value with the batch as its first dim (the ids,
+    the targets, the logits)."""
+    if mesh is None:
+        return "@host"
+    if parallel not in PARALLEL:
+        raise ValueError("parallel must be one of %s, got %r" % (
+            ", ".join(PARALLEL), parallel))
+    return "@sharded(axis=0)" if parallel == "data" else "@replicated"
+
+
+def source(cfg, mesh=None, tied=False, parallel="megatron"):
     """The forward as `.kina` source; `mesh` (a device count) adds
-    `@mesh([mesh])` and the Megatron placements; `tied` reads the logits'
-    weight as wte transposed instead of a parameter lm_head."""
+    `@mesh([mesh])` and the placements of `parallel` (PARALLEL); `tied`
+    reads the logits' weight as wte transposed instead of a parameter
+    lm_head."""
     d, t, h, dh, b = cfg.d, cfg.t, cfg.heads, cfg.dh, cfg.b
     shapes = parameter_shapes(cfg)
-    result = "@replicated" if mesh else "@host"
+    result = batch_placement(mesh, parallel)
     lines = ["# GPT-2-small-like forward: %d layers, D=%d, H=%d, T=%d, V=%d "
              "(%.1fM parameters)." % (cfg.layers, d, h, t, cfg.v,
                                       cfg.parameter_count() / 1e6),
@@ -132,7 +152,7 @@ def source(cfg, mesh=None, tied=False):
     for name in parameter_names(cfg, tied):
         dtype = "I64" if name == "token_ids" else "F32"
         params.append("    %s: Tensor[%s, %s, %s]" % (
-            name, dtype, shapes[name], placement(name, mesh)))
+            name, dtype, shapes[name], placement(name, mesh, parallel)))
     lines.append("fn %s(" % ENTRY)
     lines.append(",\n".join(params) + ") -> Tensor[F32, [%d, %d, %d], %s] {"
                  % (b, t, cfg.v, result))
@@ -211,12 +231,12 @@ def _signature(text):
     return params, re.findall(r"(\w+):", params)
 
 
-def loss_source(cfg, mesh=None, tied=False):
+def loss_source(cfg, mesh=None, tied=False, parallel="megatron"):
     """`source(cfg, mesh, tied)` with the mean token cross-entropy of its
     logits against `targets` ([B, T]) as `gpt_loss`, and its reverseMode
     with respect to every weight as `gpt_loss_grad` (the loss, then one
     gradient per weight in weight_names order)."""
-    text = source(cfg, mesh=mesh, tied=tied)
+    text = source(cfg, mesh=mesh, tied=tied, parallel=parallel)
     params, names = _signature(text)
     placed = "@replicated" if mesh else "@host"
     return text + """
@@ -226,11 +246,12 @@ fn %s(%s, targets: Tensor[I64, [%d, %d], %s]) -> Tensor[F32, [], %s] {
   return reshape(mean(mean(nll, axis=1), axis=0), [])
 }
 fn %s = reverseMode(%s, wrt=[%s])
-""" % (LOSS, params, cfg.b, cfg.t, placed, placed, ENTRY, ", ".join(names),
+""" % (LOSS, params, cfg.b, cfg.t, batch_placement(mesh, parallel), placed,
+       ENTRY, ", ".join(names),
        cfg.v, LOSS_GRAD, LOSS, ", ".join(weight_names(cfg, tied)))
 
 
-def train_source(cfg, mesh=None):
+def train_source(cfg, mesh=None, parallel="megatron"):
     """`loss_source(cfg, mesh, tied=True)` and `gpt_train_step`: the loss,
     its gradients and one AdamW update (PyTorch's, decoupled weight decay
     on the 2-D weights only). Parameters: the forward's, `targets`, one
@@ -239,7 +260,7 @@ def train_source(cfg, mesh=None):
     beta2^step are the step's bias corrections). Results: the loss, the
     new weights, the new first moments, the new second moments, each in
     weight_names(cfg, tied=True) order."""
-    text = loss_source(cfg, mesh=mesh, tied=True)
+    text = loss_source(cfg, mesh=mesh, tied=True, parallel=parallel)
     params, names = _signature(text)
     placed = "@replicated" if mesh else "@host"
     shapes = parameter_shapes(cfg)
@@ -247,11 +268,11 @@ def train_source(cfg, mesh=None):
 
     def typed(name, weight):
         return "Tensor[F32, %s, %s]" % (shapes[weight],
-                                       placement(weight, mesh))
+                                       placement(weight, mesh, parallel))
 
     scalar = "Tensor[F32, [], %s]" % placed
     inputs = [params, "targets: Tensor[I64, [%d, %d], %s]"
-              % (cfg.b, cfg.t, placed)]
+              % (cfg.b, cfg.t, batch_placement(mesh, parallel))]
     inputs += ["%s_%s: %s" % (k, w, typed(w, w)) for k in "mv"
                for w in weights]
     inputs += ["%s: %s" % (name, scalar) for name in ADAMW_SCALARS]

@@ -48,8 +48,15 @@ class Trainer:
     """One device's training loop state: weights, moments, step count."""
 
     def __init__(self, cfg, weights, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
-                 weight_decay=0.01, module=None, num_threads=None):
+                 weight_decay=0.01, module=None, num_threads=None,
+                 simulate=False):
+        """`module`: a compiled gpt.train_source (compiled here for one
+        device when None); `simulate`: run each step on the module's mesh
+        with m.simulate (one thread per device) instead of its host form,
+        keeping the run in `last_simulation`."""
         self.cfg = cfg
+        self.simulate = simulate
+        self.last_simulation = None
         self.hyper = _Hyper(lr, tuple(betas), eps, weight_decay)
         self.names = gpt.weight_names(cfg, tied=True)
         missing = [n for n in self.names if n not in weights]
@@ -101,9 +108,14 @@ class Trainer:
         h = self.hyper
         scalars = gpt.adamw_scalars(self.steps + 1, h.lr, h.betas, h.eps,
                                     h.weight_decay)
-        out = getattr(self.module, gpt.TRAIN_STEP)(*gpt.train_arguments(
-            self.cfg, self.weights, self.m, self.v, token_ids, targets,
-            scalars))
+        args = gpt.train_arguments(self.cfg, self.weights, self.m, self.v,
+                                   token_ids, targets, scalars)
+        if self.simulate:
+            self.last_simulation = self.module.simulate(
+                gpt.TRAIN_STEP, *args, report=False)
+            out = self.last_simulation.value
+        else:
+            out = getattr(self.module, gpt.TRAIN_STEP)(*args)
         loss = float(out[0])
         if not np.isfinite(loss):
             raise TrainingError("step %d: the loss is %s" % (self.steps + 1,

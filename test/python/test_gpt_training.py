@@ -3,6 +3,7 @@ AdamW in one Kina function) against torch.optim.AdamW on the same tied
 model, and kina.training's checks and checkpoints."""
 
 import dataclasses
+import os
 
 import numpy as np
 import pytest
@@ -140,3 +141,72 @@ def test_bad_batches_and_weights_are_named_errors(module):
     poisoned = dict(w, wq_1=np.full_like(w["wq_1"], np.nan))
     with pytest.raises(TrainingError, match="weight wq_1 holds NaN"):
         Trainer(CFG, poisoned, module=module)
+
+
+# A sharded step sums in another order than one device's. Adam turns a
+# gradient's rounding into up to lr * noise / eps of its weight (see LR
+# above); eps = 1e-6 bounds that below the 1e-5 the comparison asks of
+# the ordinary weights.
+SHARDED_EPS = 1e-6
+heavy = pytest.mark.skipif(
+    os.environ.get("KINA_UNDER_ASAN") == "1",
+    reason="two mesh compiles: the plain suite runs them")
+
+
+@pytest.fixture(scope="module", params=gpt.PARALLEL)
+def sharded(request):
+    return request.param, kina.compile(
+        gpt.train_source(CFG, mesh=2, parallel=request.param),
+        "gpt_train_tiny_%s.kina" % request.param)
+
+
+@heavy
+def test_sharded_steps_equal_one_device(module, sharded):
+    parallel, mesh_module = sharded
+    w = gpt.weights(CFG, seed=3, tied=True)
+    one = Trainer(CFG, w, lr=LR, eps=SHARDED_EPS, module=module)
+    host = Trainer(CFG, w, lr=LR, eps=SHARDED_EPS, module=mesh_module)
+    simulated = Trainer(CFG, w, lr=LR, eps=SHARDED_EPS, module=mesh_module,
+                        simulate=True)
+    for ids, targets in batches(4, STEPS):
+        want = one.step(ids, targets)
+        for trainer in (host, simulated):
+            loss = trainer.step(ids, targets)
+            assert abs(loss - want) <= 1e-5 * abs(want), (parallel, loss,
+                                                          want)
+    for name in NAMES:
+        for trainer in (host, simulated):
+            assert relative(trainer.weights[name], one.weights[name]) <= \
+                1e-5, (parallel, name)
+    # Every device holds the same bits of each replicated result.
+    signature = mesh_module.functions[gpt.TRAIN_STEP]
+    devices = simulated.last_simulation.per_device
+    labels = ["loss"] + NAMES * 3
+    for i, label in enumerate(labels):
+        if gpt.placement(label, 2, parallel) == "@replicated" or i == 0:
+            first = np.asarray(devices[0][i])
+            for other in devices[1:]:
+                assert np.asarray(other[i]).tobytes() == first.tobytes(), (
+                    parallel, i, label)
+    assert len(signature.result) == len(labels)
+
+
+@heavy
+def test_data_parallel_moves_one_all_reduce_per_weight(sharded):
+    parallel, mesh_module = sharded
+    if parallel != "data":
+        pytest.skip("the data-parallel plan")
+    traffic = mesh_module.communication[gpt.LOSS_GRAD]
+    backward = [t for t in traffic if t.direction == "backward"]
+    reduces = [t for t in backward if t.collective == "all_reduce"]
+    assert sum(t.count for t in reduces) == len(NAMES)
+    # n = 2: an all-reduce moves its tensor's bytes once per device.
+    assert sum(t.bytes for t in reduces) == 4 * sum(
+        int(np.prod(gpt.parameter_shapes(CFG)[n])) for n in NAMES)
+    forward = [t for t in traffic if t.direction == "forward" and t.bytes]
+    assert [(t.collective, t.count, t.bytes) for t in forward] == [
+        ("all_reduce", 1, 4)]  # the loss's mean over the split batch
+    # Besides: the embedding's cotangent rows (and their ids) gathered,
+    # fewer bytes than reducing the vocabulary-sized table they scatter to.
+    others = [t for t in backward if t.collective != "all_reduce" and t.bytes]
+    assert sum(t.bytes for t in others) < 4 * CFG.v * CFG.d

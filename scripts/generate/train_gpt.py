@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Trains a small byte-level GPT on English text with Kina's compiled
+training step: the `fortunes` package's files (/usr/share/games/fortunes,
+installed by setup), split into training and held-out fortunes.
+
+Each step is one call of `gpt_train_step` (python/kina/gpt.py: forward,
+cross-entropy, reverse-mode gradients and AdamW, compiled together). It
+shows a progress bar with the loss and tokens per second, evaluates the
+held-out loss, writes the loss curve (loss.png), a checkpoint
+(checkpoint.npz, written atomically; --resume continues from it with the
+same next step as an uninterrupted run) and prints generated text.
+
+    python3 scripts/generate/train_gpt.py                 # ~3M parameters
+    python3 scripts/generate/train_gpt.py --tiny --steps 5  # seconds
+"""
+
+import argparse
+import math
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "build" / "python"))
+from kina import gpt  # noqa: E402
+from kina.training import Trainer, TrainingError  # noqa: E402
+
+FORTUNES = pathlib.Path("/usr/share/games/fortunes")
+# Pictures, not prose.
+SKIPPED = {"art", "ascii-art"}
+BYTES = 256
+HELD_OUT = 0.05
+
+
+def fortunes(directory):
+    """Every fortune of `directory`'s text files, as bytes."""
+    if not directory.is_dir():
+        sys.exit("train_gpt: %s not found: install the Debian package "
+                 "'fortunes' (scripts/install-deps.sh does)" % directory)
+    texts = []
+    for path in sorted(directory.iterdir()):
+        if path.suffix in (".dat", ".u8") or path.name in SKIPPED or \
+                not path.is_file():
+            continue
+        for text in path.read_bytes().split(b"\n%\n"):
+            text = text.strip()
+            if text:
+                texts.append(text + b"\n\n")
+    if not texts:
+        sys.exit("train_gpt: no fortunes in %s" % directory)
+    return texts
+
+
+def split(texts, seed):
+    """Training and held-out bytes: a shuffled HELD_OUT share of the
+    fortunes is held out whole."""
+    order = np.random.default_rng(seed).permutation(len(texts))
+    cut = max(1, int(len(texts) * HELD_OUT))
+    held = b"".join(texts[i] for i in order[:cut])
+    train = b"".join(texts[i] for i in order[cut:])
+    as_array = lambda data: np.frombuffer(data, dtype=np.uint8).astype(
+        np.int64)
+    return as_array(train), as_array(held)
+
+
+def batch(data, cfg, rng):
+    """B windows of T + 1 bytes: inputs and the next byte of each."""
+    starts = rng.integers(0, len(data) - cfg.t - 1, cfg.b)
+    windows = np.stack([data[s:s + cfg.t + 1] for s in starts])
+    return windows[:, :-1], windows[:, 1:]
+
+
+def learning_rate(step, args):
+    """Linear warmup, then cosine decay to a tenth."""
+    warmup = max(1, args.steps // 20)
+    if step <= warmup:
+        return args.lr * step / warmup
+    done = (step - warmup) / max(1, args.steps - warmup)
+    return args.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * min(1.0, done))))
+
+
+def held_out_loss(trainer, held, batches, seed):
+    rng = np.random.default_rng([seed, 1 << 20])
+    return float(np.mean([trainer.loss(*batch(held, trainer.cfg, rng))
+                          for _ in range(batches)]))
+
+
+def sample(trainer, prompt, length, temperature, seed):
+    """`trainer.cfg.b` continuations of `prompt`, one byte per forward;
+    the context is the last T bytes."""
+    cfg = trainer.cfg
+    rng = np.random.default_rng(seed)
+    rows = [list(prompt) for _ in range(cfg.b)]
+    for _ in range(length):
+        window = [row[-cfg.t:] for row in rows]
+        last = len(window[0]) - 1
+        ids = np.zeros((cfg.b, cfg.t), np.int64)
+        for i, w in enumerate(window):
+            ids[i, :len(w)] = w
+        logits = np.asarray(trainer.logits(ids), np.float64)[:, last]
+        logits = logits / temperature
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        for i in range(cfg.b):
+            rows[i].append(int(rng.choice(BYTES, p=p[i])))
+    return [bytes(row).decode("utf-8", "replace") for row in rows]
+
+
+def progress(step, total, loss, tokens_per_second):
+    width = 30
+    done = int(width * step / total)
+    sys.stderr.write("\rstep %*d/%d [%s%s] loss %.3f  %8.0f tokens/s" % (
+        len(str(total)), step, total, "=" * done, " " * (width - done), loss,
+        tokens_per_second))
+    sys.stderr.flush()
+
+
+def plot(path, train_curve, held_curve):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(*zip(*train_curve), label="training batch", linewidth=0.8)
+    if held_curve:
+        ax.plot(*zip(*held_curve), "o-", label="held out")
+    ax.set_xlabel("step")
+    ax.set_ylabel("cross-entropy (nats per byte)")
+    ax.set_title("Kina: byte-level GPT on fortunes")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--d", type=int, default=256)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--t", type=int, default=64, help="context (bytes)")
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--tiny", action="store_true",
+                        help="2 layers, D=64, H=4, T=16, batch 2 (tests)")
+    parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--weight-decay", type=float, default=0.1)
+    parser.add_argument("--eval-every", type=int, default=100)
+    parser.add_argument("--eval-batches", type=int, default=8)
+    parser.add_argument("--sample", type=int, default=200,
+                        help="bytes to generate at the end (0: none)")
+    parser.add_argument("--prompt", default="The ")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int)
+    parser.add_argument("--data", type=pathlib.Path, default=FORTUNES)
+    parser.add_argument("--out", type=pathlib.Path,
+                        default=pathlib.Path("train_gpt_out"))
+    parser.add_argument("--resume", type=pathlib.Path,
+                        help="a checkpoint.npz to continue from")
+    parser.add_argument("--stop-after", type=int,
+                        help="end after this step, as an interrupted run "
+                        "would (the schedule is still --steps long)")
+    args = parser.parse_args()
+    if args.tiny:
+        cfg = gpt.Config(layers=2, d=64, heads=4, t=16, v=BYTES, b=2)
+    else:
+        cfg = gpt.Config(layers=args.layers, d=args.d, heads=args.heads,
+                         t=args.t, v=BYTES, b=args.batch)
+    if cfg.d % cfg.heads or min(cfg.layers, cfg.d, cfg.t, cfg.b) < 1:
+        parser.error("need layers, d, t, batch >= 1 and heads dividing d")
+    if args.steps < 1 or args.eval_every < 1:
+        parser.error("--steps and --eval-every must be at least 1")
+
+    train, held = split(fortunes(args.data), args.seed)
+    if min(len(train), len(held)) <= cfg.t + 1:
+        sys.exit("train_gpt: too little text for a context of %d" % cfg.t)
+    args.out.mkdir(parents=True, exist_ok=True)
+    checkpoint = args.out / "checkpoint.npz"
+    started = time.perf_counter()
+    try:
+        if args.resume:
+            trainer = Trainer.load(args.resume, num_threads=args.threads)
+            if trainer.cfg != cfg:
+                sys.exit("train_gpt: %s holds a model of %s, not %s" % (
+                    args.resume, trainer.cfg, cfg))
+        else:
+            trainer = Trainer(cfg, gpt.weights(cfg, seed=args.seed,
+                                               tied=True),
+                              lr=args.lr, weight_decay=args.weight_decay,
+                              num_threads=args.threads)
+    except TrainingError as error:
+        sys.exit("train_gpt: %s" % error)
+    print("model: %d layers, D=%d, H=%d, T=%d, byte vocabulary: %.2fM "
+          "parameters; %d training bytes, %d held out; compiled in %.1f s"
+          % (cfg.layers, cfg.d, cfg.heads, cfg.t,
+             cfg.parameter_count() / 1e6, len(train),
+             len(held), time.perf_counter() - started))
+
+    train_curve, held_curve = [], []
+    tokens = cfg.b * cfg.t
+    if trainer.steps >= args.steps:
+        print("the checkpoint is at step %d already" % trainer.steps)
+    last = min(args.steps, args.stop_after or args.steps)
+    while trainer.steps < last:
+        step = trainer.steps + 1
+        rng = np.random.default_rng([args.seed, step])
+        trainer.hyper.lr = learning_rate(step, args)
+        began = time.perf_counter()
+        try:
+            loss = trainer.step(*batch(train, cfg, rng))
+        except TrainingError as error:
+            sys.exit("\ntrain_gpt: %s" % error)
+        train_curve.append((step, loss))
+        progress(step, args.steps, loss,
+                 tokens / (time.perf_counter() - began))
+        if step % args.eval_every == 0 or step == last:
+            held_loss = held_out_loss(trainer, held, args.eval_batches,
+                                      args.seed)
+            held_curve.append((step, held_loss))
+            sys.stderr.write("\n")
+            print("step %d: training loss %.3f, held-out loss %.3f" % (
+                step, loss, held_loss))
+            trainer.save(checkpoint)
+    if train_curve:
+        plot(args.out / "loss.png", train_curve, held_curve)
+        print("wrote %s and %s" % (args.out / "loss.png", checkpoint))
+    if args.sample:
+        prompt = args.prompt.encode()[-cfg.t:] or b"\n"
+        for text in sample(trainer, prompt, args.sample, 0.8, args.seed)[:2]:
+            print("---\n" + text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""scripts/generate/train_gpt.py at test width: it trains on the fortunes,
+evaluates held-out loss, writes the loss curve and a checkpoint, samples
+text, and a resumed run takes the same steps as an uninterrupted one."""
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "generate" / "train_gpt.py"
+FORTUNES = pathlib.Path("/usr/share/games/fortunes")
+
+pytestmark = pytest.mark.skipif(not FORTUNES.is_dir(),
+                                reason="the Debian package fortunes")
+
+
+def train(out, *extra):
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--tiny", "--eval-every", "2",
+         "--eval-batches", "2", "--out", str(out), *extra],
+        capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, PYTHONPATH=os.environ.get("PYTHONPATH", "")))
+    return run
+
+
+def losses(stdout):
+    return {int(step): (train_loss, held) for step, train_loss, held in
+            re.findall(r"step (\d+): training loss (\S+), held-out loss (\S+)",
+                       stdout)}
+
+
+def test_trains_evaluates_plots_checkpoints_and_samples(tmp_path):
+    run = train(tmp_path, "--steps", "4", "--sample", "24")
+    assert run.returncode == 0, run.stderr
+    seen = losses(run.stdout)
+    assert sorted(seen) == [2, 4]
+    assert "tokens/s" in run.stderr
+    assert (tmp_path / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "checkpoint.npz").stat().st_size > 0
+    assert run.stdout.count("---\nThe ") == 2
+    # A byte-level model starts near log(256) = 5.55 nats per byte.
+    assert 4.0 < float(seen[2][1]) < 6.5
+
+
+def test_resumed_run_takes_the_same_steps(tmp_path):
+    whole = train(tmp_path / "whole", "--steps", "4", "--sample", "0")
+    assert whole.returncode == 0, whole.stderr
+    first = train(tmp_path / "part", "--steps", "4", "--stop-after", "2",
+                  "--sample", "0")
+    assert first.returncode == 0, first.stderr
+    rest = train(tmp_path / "rest", "--steps", "4", "--sample", "0",
+                 "--resume", str(tmp_path / "part" / "checkpoint.npz"))
+    assert rest.returncode == 0, rest.stderr
+    assert losses(rest.stdout)[4] == losses(whole.stdout)[4]
+
+
+def test_a_corrupt_checkpoint_is_a_named_error(tmp_path):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"PK\x03\x04 not really a zip")
+    run = train(tmp_path, "--steps", "2", "--resume", str(bad))
+    assert run.returncode != 0
+    assert "cannot read the checkpoint" in run.stderr
