@@ -44,6 +44,95 @@ class _Hyper:
     weight_decay: float = 0.01
 
 
+def checked_batch(cfg, what, ids):
+    """`ids` as int64 [B, T], or a TrainingError naming what is wrong."""
+    ids = np.asarray(ids)
+    want = (cfg.b, cfg.t)
+    if ids.shape != want:
+        raise TrainingError("%s have shape %s, expected %s (batch, context)"
+                            % (what, list(ids.shape), list(want)))
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise TrainingError("%s must be integers, got %s" % (what, ids.dtype))
+    bad = (ids < 0) | (ids >= cfg.v)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise TrainingError("%s hold %d outside the vocabulary [0, %d) at %s"
+                            % (what, int(ids[where]), cfg.v, list(where)))
+    return ids.astype(np.int64)
+
+
+def checked_weight(cfg, name, value):
+    """`value` as contiguous float32 of weight `name`'s shape, finite."""
+    shape = gpt.parameter_shapes(cfg)[name]
+    value = np.ascontiguousarray(value, dtype=np.float32)
+    if list(value.shape) != list(shape):
+        raise TrainingError("weight %s has shape %s, expected %s" % (
+            name, list(value.shape), shape))
+    if not np.isfinite(value).all():
+        raise TrainingError("weight %s holds NaN or inf" % name)
+    return value
+
+
+def save_checkpoint(path, cfg, steps, hyper, weights, m, v):
+    """Writes weights, moments ({name: global array}), the step count, the
+    model's shape and AdamW's settings to `path` (.npz) atomically: a
+    temporary file in the same directory, flushed, renamed over `path`
+    once complete."""
+    path = pathlib.Path(path)
+    meta = {"format": CHECKPOINT_FORMAT, "steps": steps,
+            "config": dataclasses.asdict(cfg),
+            "adamw": dataclasses.asdict(hyper)}
+    arrays = {"meta": np.array(json.dumps(meta))}
+    for prefix, values in (("w", weights), ("m", m), ("v", v)):
+        for name, value in values.items():
+            arrays["%s/%s" % (prefix, name)] = value
+    fd, tmp = tempfile.mkstemp(dir=path.parent or ".",
+                               prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def load_checkpoint(path):
+    """(cfg, steps, hyper, weights, m, v) from `path`, every array checked;
+    a TrainingError naming the file when it is missing, truncated, foreign
+    or incomplete."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            if meta.get("format") != CHECKPOINT_FORMAT:
+                raise TrainingError("%s: not a Kina training checkpoint "
+                                    "(format %r)" % (path, meta.get("format")))
+            cfg = gpt.Config(**meta["config"])
+            arrays = {key: data[key] for key in data.files if key != "meta"}
+    except (OSError, KeyError, ValueError, TypeError, EOFError,
+            zipfile.BadZipFile) as error:
+        if isinstance(error, TrainingError):
+            raise
+        raise TrainingError("%s: cannot read the checkpoint: %s" % (
+            path, error)) from None
+    hyper = meta["adamw"]
+    hyper = _Hyper(hyper["lr"], tuple(hyper["betas"]), hyper["eps"],
+                   hyper["weight_decay"])
+    state = []
+    for prefix in "wmv":
+        values = {}
+        for name in gpt.weight_names(cfg, tied=True):
+            key = "%s/%s" % (prefix, name)
+            if key not in arrays:
+                raise TrainingError("%s: the checkpoint lacks %s" % (path,
+                                                                     key))
+            values[name] = checked_weight(cfg, name, arrays[key])
+        state.append(values)
+    return (cfg, int(meta["steps"]), hyper) + tuple(state)
+
+
 class Trainer:
     """One device's training loop state: weights, moments, step count."""
 
@@ -62,7 +151,7 @@ class Trainer:
         missing = [n for n in self.names if n not in weights]
         if missing:
             raise TrainingError("weights lack %s" % ", ".join(missing))
-        self.weights = {n: self._checked_weight(n, weights[n])
+        self.weights = {n: checked_weight(cfg, n, weights[n])
                         for n in self.names}
         self.m = {n: np.zeros_like(w) for n, w in self.weights.items()}
         self.v = {n: np.zeros_like(w) for n, w in self.weights.items()}
@@ -73,33 +162,8 @@ class Trainer:
                              num_threads=num_threads)
         self.module = module
 
-    def _checked_weight(self, name, value):
-        shape = gpt.parameter_shapes(self.cfg)[name]
-        value = np.ascontiguousarray(value, dtype=np.float32)
-        if list(value.shape) != list(shape):
-            raise TrainingError("weight %s has shape %s, expected %s" % (
-                name, list(value.shape), shape))
-        if not np.isfinite(value).all():
-            raise TrainingError("weight %s holds NaN or inf" % name)
-        return value
-
     def _checked_batch(self, what, ids):
-        ids = np.asarray(ids)
-        want = (self.cfg.b, self.cfg.t)
-        if ids.shape != want:
-            raise TrainingError("%s have shape %s, expected %s (batch, "
-                                "context)" % (what, list(ids.shape),
-                                              list(want)))
-        if not np.issubdtype(ids.dtype, np.integer):
-            raise TrainingError("%s must be integers, got %s" % (what,
-                                                                 ids.dtype))
-        bad = (ids < 0) | (ids >= self.cfg.v)
-        if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise TrainingError(
-                "%s hold %d outside the vocabulary [0, %d) at %s" % (
-                    what, int(ids[where]), self.cfg.v, list(where)))
-        return ids.astype(np.int64)
+        return checked_batch(self.cfg, what, ids)
 
     def step(self, token_ids, targets):
         """One AdamW step on the batch; returns the loss before it."""
@@ -148,62 +212,166 @@ class Trainer:
             tied=True))
 
     def save(self, path):
-        """Writes weights, moments, step count, model shape and AdamW's
-        settings to `path` (.npz) atomically: a temporary file in the same
-        directory, renamed over `path` once complete."""
-        path = pathlib.Path(path)
-        meta = {"format": CHECKPOINT_FORMAT, "steps": self.steps,
-                "config": dataclasses.asdict(self.cfg),
-                "adamw": dataclasses.asdict(self.hyper)}
-        arrays = {"meta": np.array(json.dumps(meta))}
-        for prefix, values in (("w", self.weights), ("m", self.m),
-                               ("v", self.v)):
-            for name, value in values.items():
-                arrays["%s/%s" % (prefix, name)] = value
-        fd, tmp = tempfile.mkstemp(dir=path.parent or ".",
-                                   prefix=path.name + ".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **arrays)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        """Writes the trainer to `path` atomically (save_checkpoint)."""
+        save_checkpoint(path, self.cfg, self.steps, self.hyper, self.weights,
+                        self.m, self.v)
 
     @classmethod
-    def load(cls, path, module=None, num_threads=None):
+    def load(cls, path, module=None, num_threads=None, simulate=False):
         """The trainer saved at `path`; its next step is the one the saved
         trainer would have taken."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                meta = json.loads(str(data["meta"]))
-                if meta.get("format") != CHECKPOINT_FORMAT:
-                    raise TrainingError("%s: not a Kina training checkpoint "
-                                        "(format %r)" % (path,
-                                                         meta.get("format")))
-                cfg = gpt.Config(**meta["config"])
-                arrays = {key: data[key] for key in data.files
-                          if key != "meta"}
-        except (OSError, KeyError, ValueError, TypeError, EOFError,
-                zipfile.BadZipFile) as error:
-            if isinstance(error, TrainingError):
-                raise
-            raise TrainingError("%s: cannot read the checkpoint: %s" % (
-                path, error)) from None
-        hyper = meta["adamw"]
-        weights = {key[2:]: value for key, value in arrays.items()
-                   if key.startswith("w/")}
-        trainer = cls(cfg, weights, lr=hyper["lr"], betas=hyper["betas"],
-                      eps=hyper["eps"], weight_decay=hyper["weight_decay"],
-                      module=module, num_threads=num_threads)
-        for prefix, target in (("m", trainer.m), ("v", trainer.v)):
-            for name in trainer.names:
-                key = "%s/%s" % (prefix, name)
-                if key not in arrays:
-                    raise TrainingError("%s: the checkpoint lacks %s" % (
-                        path, key))
-                target[name] = trainer._checked_weight(name, arrays[key])
-        trainer.steps = int(meta["steps"])
+        cfg, steps, hyper, weights, m, v = load_checkpoint(path)
+        trainer = cls(cfg, weights, lr=hyper.lr, betas=hyper.betas,
+                      eps=hyper.eps, weight_decay=hyper.weight_decay,
+                      module=module, num_threads=num_threads,
+                      simulate=simulate)
+        trainer.m, trainer.v, trainer.steps = m, v, steps
         return trainer
+
+
+class RankTrainer:
+    """The training loop on one MPI rank, under mpirun: the per-device
+    form of a mesh-placed `gpt.train_source` runs with this rank's blocks
+    of the weights and moments, which stay on the rank between steps; each
+    rank takes its own block of every batch. Every rank calls every method
+    in the same order (they communicate); a failure on one rank raises on
+    every rank, so none is left waiting."""
+
+    def __init__(self, cfg, program, weights, m=None, v=None, steps=0,
+                 lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
+                 threads=1):
+        from . import load
+        from .mpi import _Backend
+        self.cfg = cfg
+        self.hyper = _Hyper(lr, tuple(betas), eps, weight_decay)
+        self.names = gpt.weight_names(cfg, tied=True)
+        self.steps = steps
+        self.backend = _Backend(threads)
+        self.rank = self.backend.rank
+        self._agree(lambda: None)
+        self.module = self._agree(lambda: load(program))
+        if self.module.mesh is None or \
+                self.module.mesh.num_devices != self.backend.size:
+            raise TrainingError(
+                "%s runs on %s device(s), mpirun started %d ranks" % (
+                    program, self.module.mesh and
+                    self.module.mesh.num_devices, self.backend.size))
+        self.step_function = self.module._device_function(gpt.TRAIN_STEP)
+        self.loss_function = self.module._device_function(gpt.LOSS)
+        zeros = {n: np.zeros_like(weights[n]) for n in self.names}
+        self.local = {}
+        for prefix, values in (("", weights), ("m_", m or zeros),
+                               ("v_", v or zeros)):
+            for name in self.names:
+                self.local[prefix + name] = self._block(
+                    self.step_function, prefix + name,
+                    checked_weight(cfg, name, values[name]))
+
+    def _agree(self, action):
+        """`action()` on every rank; raises on all if it failed on one."""
+        try:
+            result, problem = action(), None
+        except Exception as error:  # reported below, on every rank
+            result, problem = None, error
+        if not self.backend.agree(problem is not None):
+            if problem is not None:
+                raise problem
+            raise TrainingError("another rank failed (it says why)")
+        return result
+
+    def _param(self, function, name):
+        for param in function.params:
+            if param.name == name:
+                return param
+        raise KeyError(name)
+
+    def _block(self, function, name, value):
+        param = self._param(function, name)
+        return np.array(param.distribute(np.asarray(value, param.dtype))
+                        [self.rank], dtype=param.dtype, order="C")
+
+    def _run(self, function, values):
+        """Runs `function` on this rank: each parameter from self.local
+        (weights, moments) or `values` (global arrays, split here)."""
+        local = [self.local[p.name] if p.name in self.local else
+                 self._block(function, p.name, values[p.name])
+                 for p in function.params]
+        results, status = self.module._library.run_device(
+            function.index, self.backend.device, local)
+        if status != 0:
+            from . import _kina
+            raise TrainingError("%s: %s" % (function.name,
+                                             _kina.describe_status(status)))
+        return results
+
+    def _batch_values(self, token_ids, targets):
+        return {"token_ids": checked_batch(self.cfg, "token ids", token_ids),
+                "targets": checked_batch(self.cfg, "targets", targets),
+                "mask": gpt.causal_mask(self.cfg)}
+
+    def step(self, token_ids, targets):
+        """One AdamW step; returns the loss before it (the same on every
+        rank)."""
+        values = self._agree(lambda: self._batch_values(token_ids, targets))
+        h = self.hyper
+        values.update(zip(gpt.ADAMW_SCALARS, gpt.adamw_scalars(
+            self.steps + 1, h.lr, h.betas, h.eps, h.weight_decay)))
+        results = self._agree(lambda: self._run(self.step_function, values))
+        loss = float(results[0])
+        k = len(self.names)
+
+        def check():
+            if not np.isfinite(loss):
+                raise TrainingError("step %d: the loss is %s" % (
+                    self.steps + 1, loss))
+            for i, name in enumerate(self.names):
+                if not np.isfinite(results[1 + i]).all():
+                    raise TrainingError("step %d: weight %s became NaN or "
+                                        "inf" % (self.steps + 1, name))
+        self._agree(check)
+        for i, name in enumerate(self.names):
+            self.local[name] = results[1 + i]
+            self.local["m_" + name] = results[1 + k + i]
+            self.local["v_" + name] = results[1 + 2 * k + i]
+        self.steps += 1
+        return loss
+
+    def loss(self, token_ids, targets):
+        """The loss of a batch without a step."""
+        values = self._agree(lambda: self._batch_values(token_ids, targets))
+        return float(self._agree(
+            lambda: self._run(self.loss_function, values))[0])
+
+    def gathered(self):
+        """The global weights and moments, ({name: array}, m, v), on every
+        rank."""
+        out = []
+        for prefix in ("", "m_", "v_"):
+            values = {}
+            for name in self.names:
+                param = self._param(self.step_function, prefix + name)
+                blocks = self.backend.allgather(self.local[prefix + name])
+                values[name] = np.ascontiguousarray(
+                    param.assemble(list(blocks)))
+            out.append(values)
+        return tuple(out)
+
+    def save(self, path):
+        """Rank 0 writes the global checkpoint (save_checkpoint); every
+        rank takes part in gathering it."""
+        weights, m, v = self.gathered()
+        if self.rank == 0:
+            self._agree(lambda: save_checkpoint(
+                path, self.cfg, self.steps, self.hyper, weights, m, v))
+        else:
+            self._agree(lambda: None)
+
+    def close(self):
+        self.backend.lib.kina_mpi_close()
+
+    def abort(self, message):
+        """Says why on stderr and ends every rank of the job."""
+        import sys
+        sys.stderr.write("rank %d: %s\n" % (self.rank, message))
+        sys.stderr.flush()
+        self.backend.lib.kina_mpi_abort(1)

@@ -5,9 +5,11 @@ text, and a resumed run takes the same steps as an uninterrupted one."""
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -62,5 +64,54 @@ def test_a_corrupt_checkpoint_is_a_named_error(tmp_path):
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"PK\x03\x04 not really a zip")
     run = train(tmp_path, "--steps", "2", "--resume", str(bad))
+    assert run.returncode != 0
+    assert "cannot read the checkpoint" in run.stderr
+
+
+needs_mpi = pytest.mark.skipif(
+    os.environ.get("KINA_SKIP_MPI") == "1" or not shutil.which("mpirun"),
+    reason="OpenMPI's mpirun (KINA_SKIP_MPI=1: the sanitizer build)")
+# Small steps and a large epsilon: Adam turns a gradient's rounding into
+# up to lr * noise / eps of its weight (test_gpt_training.py says more).
+EXACT = ("--lr", "1e-4", "--adam-eps", "1e-6", "--steps", "10",
+         "--eval-every", "5", "--sample", "0")
+
+
+@pytest.fixture(scope="module")
+def one_device(tmp_path_factory):
+    out = tmp_path_factory.mktemp("one")
+    run = train(out, *EXACT)
+    assert run.returncode == 0, run.stderr
+    return out, losses(run.stdout)
+
+
+@needs_mpi
+@pytest.mark.parametrize("parallel", ["data", "megatron"])
+def test_mpirun_training_equals_one_device(tmp_path, one_device, parallel):
+    from kina.training import load_checkpoint
+    out, want = one_device
+    run = train(tmp_path, *EXACT, "--devices", "2", "--parallel", parallel)
+    assert run.returncode == 0, run.stderr
+    assert "2 ranks, %s parallel" % parallel in run.stdout
+    got = losses(run.stdout)
+    assert sorted(got) == [5, 10]
+    for step in got:
+        for mine, theirs in zip(got[step], want[step]):
+            assert abs(float(mine) - float(theirs)) <= 1e-4, (step, got, want)
+    _, steps, _, weights, m, _ = load_checkpoint(tmp_path / "checkpoint.npz")
+    _, _, _, reference, m_reference, _ = load_checkpoint(
+        out / "checkpoint.npz")
+    assert steps == 10
+    for name, value in reference.items():
+        scale = np.abs(value).max()
+        assert np.abs(weights[name] - value).max() <= 1e-5 * scale, name
+
+
+@needs_mpi
+def test_mpirun_training_with_a_bad_checkpoint_fails_on_every_rank(tmp_path):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a checkpoint")
+    run = train(tmp_path, "--steps", "2", "--devices", "2", "--resume",
+                str(bad))
     assert run.returncode != 0
     assert "cannot read the checkpoint" in run.stderr
