@@ -21,8 +21,12 @@
 #include <stdlib.h>
 
 #define CACHE_MIN_BYTES ((size_t)64 << 10) /* smaller blocks: plain malloc */
-#define CACHE_BYTES ((size_t)512 << 20)
-#define CACHE_SLOTS 32
+/* A gradient keeps its forward's activations until the backward reads
+   them: hundreds of temporaries are freed by the end of a call (350 for
+   the GPT's loss gradients), and a cache smaller than that set would
+   evict, hand back and fault in most of it again on every call. */
+#define CACHE_BYTES ((size_t)1 << 30)
+#define CACHE_SLOTS 1024
 /* Each block starts with its size; the caller's memory follows, 16-byte
    aligned as malloc's is. */
 #define HEADER 16

@@ -12,6 +12,13 @@
 //   matmul of its reshaped operands, which the matmul kernel takes (a
 //   batch matmul would run as plain loops: 100x slower at the GPT's
 //   vocabulary).
+// - TransposeOfBroadcast: transpose(broadcast(w)) that keeps the dims the
+//   broadcast added in place is broadcast(transpose(w)), so that the
+//   backward's `c @ broadcast(w)^T` folds like the forward's product: no
+//   copy of the weight per batch, no transpose of that copy (for the
+//   GPT's loss gradients, 700 MB of fresh memory per call).
+// - UnitBroadcastIsReshape: a broadcast that only adds dims of size 1
+//   copies nothing: it is a reshape (a view).
 // - GatherBeforeUnitDims: a per-device all_gather of a value that a
 //   reshape only gave unit dims gathers the value itself, then reshapes.
 // - SplitAllToAll: a per-device all_to_all is an all_gather then an
@@ -96,6 +103,50 @@ struct UnitBatchMatmul : OpRewritePattern<MatmulOp> {
   }
 };
 
+struct TransposeOfBroadcast : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto broadcast = op.getInput().getDefiningOp<BroadcastOp>();
+    if (!broadcast)
+      return failure();
+    Value source = broadcast.getInput();
+    int64_t sourceRank = cast<KinaTensorType>(source.getType()).getRank();
+    ArrayRef<int64_t> perm = op.getPerm();
+    int64_t added = static_cast<int64_t>(perm.size()) - sourceRank;
+    for (int64_t d = 0; d < added; ++d)
+      if (perm[d] != d)
+        return failure();
+    SmallVector<int64_t> sourcePerm;
+    for (int64_t d = added; d < static_cast<int64_t>(perm.size()); ++d)
+      sourcePerm.push_back(perm[d] - added);
+    auto transposed = createInferred<TransposeOp>(
+        rewriter, op.getLoc(), source, ArrayRef<int64_t>(sourcePerm));
+    if (!transposed)
+      return failure();
+    auto type = cast<KinaTensorType>(op.getType());
+    rewriter.replaceOpWithNewOp<BroadcastOp>(op, type, transposed.getResult(),
+                                             type.getShape());
+    return success();
+  }
+};
+
+struct UnitBroadcastIsReshape : OpRewritePattern<BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BroadcastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<KinaTensorType>(op.getType());
+    if (cast<KinaTensorType>(op.getInput().getType()).getNumElements() !=
+        type.getNumElements())
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, op.getInput(),
+                                           type.getShape());
+    return success();
+  }
+};
+
 /// all_gather(reshape(x), axis) where the reshape only adds unit dims to
 /// x: reshape(all_gather(x, k)), k the first dim of x at or after `axis`.
 /// Both lay out each device's block of `prod(dims before axis)` rows the
@@ -161,6 +212,7 @@ struct SplitAllToAll : OpRewritePattern<AllToAllOp> {
 
 void mlir::kina::populateKinaPrepareForLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<FoldSharedWeightMatmul, UnitBatchMatmul, GatherBeforeUnitDims,
-               SplitAllToAll>(patterns.getContext());
+  patterns.add<FoldSharedWeightMatmul, UnitBatchMatmul, TransposeOfBroadcast,
+               UnitBroadcastIsReshape, GatherBeforeUnitDims, SplitAllToAll>(
+      patterns.getContext());
 }

@@ -47,3 +47,22 @@ func.func @shared_rhs(%x: !kina.tensor<2x3x4x5xf32, @host>, %w: !kina.tensor<5x7
   %0 = kina.matmul %x, %wb : (!kina.tensor<2x3x4x5xf32, @host>, !kina.tensor<2x3x5x7xf32, @host>) -> !kina.tensor<2x3x4x7xf32, @host>
   return %0 : !kina.tensor<2x3x4x7xf32, @host>
 }
+
+// -----
+
+// The backward's c @ broadcast(w)^T: the transpose moves under the
+// broadcast, so the product folds as the forward's does; only w's own
+// transpose is made, never a copy of w per batch.
+// CHECK-LABEL: func.func @shared_rhs_transposed
+// CHECK-SAME: (%[[C:.*]]: tensor<1x4x7xf32>, %[[W:.*]]: tensor<5x7xf32>)
+// CHECK-NOT: linalg.broadcast
+// CHECK: %[[WT:.*]] = linalg.transpose ins(%[[W]] : tensor<5x7xf32>) outs(%{{.*}} : tensor<7x5xf32>) permutation = [1, 0]
+// CHECK: %[[C2:.*]] = tensor.collapse_shape %[[C]] {{\[\[}}0, 1], [2]] : tensor<1x4x7xf32> into tensor<4x7xf32>
+// CHECK: linalg.matmul ins(%[[C2]], %[[WT]] : tensor<4x7xf32>, tensor<7x5xf32>)
+// CHECK-NOT: linalg.transpose
+func.func @shared_rhs_transposed(%c: !kina.tensor<1x4x7xf32, @host>, %w: !kina.tensor<5x7xf32, @host>) -> !kina.tensor<1x4x5xf32, @host> {
+  %wb = kina.broadcast %w to [1, 5, 7] : !kina.tensor<5x7xf32, @host> -> !kina.tensor<1x5x7xf32, @host>
+  %wt = kina.transpose %wb perm [0, 2, 1] : !kina.tensor<1x5x7xf32, @host> -> !kina.tensor<1x7x5xf32, @host>
+  %0 = kina.matmul %c, %wt : (!kina.tensor<1x4x7xf32, @host>, !kina.tensor<1x7x5xf32, @host>) -> !kina.tensor<1x4x5xf32, @host>
+  return %0 : !kina.tensor<1x4x5xf32, @host>
+}
