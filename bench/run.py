@@ -18,7 +18,12 @@
    and peak memory, forward on 1 and 2 threads against PyTorch eager, and
    the Megatron annotation under `mpirun -n 2`;
 6. compile time of each example and of the realistic model (unsharded and
-   with lm_head split 2 ways).
+   with lm_head split 2 ways);
+7. the GPT training step (gpt.train_source: loss, gradients and AdamW in
+   one function) of the ~110M GPT at B=4, T=64 and of train_gpt.py's
+   byte-level model, on 1 and 2 threads against PyTorch eager (autograd
+   and torch.optim.AdamW(foreach=True)), with compile time and peak
+   memory.
 
 Figures for a CPU come from that CPU: on an AVX-512 machine this measures
 the AVX-512 code, on an AVX2 one the AVX2 code (docs/performance.md).
@@ -189,6 +194,8 @@ def worker(spec):
                       collective_seconds=last.collective_seconds,
                       bit_identical=bool(np.array_equal(last.value,
                                                         expected)))
+    if what in ("train-compile", "train-kina", "train-torch"):
+        return training_worker(what, spec, repeats)
     if what in ("gpt-grad-compile", "gpt-grad-kina", "gpt-grad-torch"):
         return gpt_gradient_worker(what, spec, repeats)
     if what in ("gpt-kina", "gpt-torch", "gpt-compile"):
@@ -282,6 +289,55 @@ def gpt_gradient_worker(what, spec, repeats):
     result["peak_mib"] = resource.getrusage(
         resource.RUSAGE_SELF).ru_maxrss / 1024
     result["inputs_mib"] = inputs
+    return result
+
+
+# The training step's models: the ~110M GPT at llm.c's CPU reference
+# shape, and scripts/generate/train_gpt.py's default byte-level model.
+TRAINING_MODELS = {
+    "gpt-110M": dict(layers=12, d=768, heads=12, t=64, v=32000, b=4),
+    "train_gpt": dict(layers=4, d=256, heads=4, t=64, v=256, b=16)}
+
+
+def training_worker(what, spec, repeats):
+    """One AdamW step of a TRAINING_MODELS model on a fixed batch: Kina's
+    compiled step (compiled once to spec["path"]) or PyTorch eager; the
+    process's peak memory and what the weights and moments took before."""
+    import resource
+    import numpy as np
+    from kina import gpt
+    cfg = gpt.Config(**TRAINING_MODELS[spec["model"]])
+    peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if what == "train-compile":
+        import kina
+        start = time.perf_counter()
+        module = kina.compile(gpt.train_source(cfg), "gpt_train.kina")
+        seconds = time.perf_counter() - start
+        module.save(spec["path"])
+        return dict(seconds=seconds, low=seconds, high=seconds,
+                    samples=[seconds], peak_mib=peak())
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, cfg.v, (cfg.b, cfg.t))
+    targets = rng.integers(0, cfg.v, (cfg.b, cfg.t))
+    weights = gpt.weights(cfg, seed=0, tied=True)
+    if what == "train-torch":
+        import torch
+        from kina.torch_reference import TorchTrainer
+        torch.set_num_threads(spec["threads"])
+        trainer = TorchTrainer(cfg, weights, lr=1e-4)
+        del weights
+        state = resident_mib()
+        result = timing(lambda: trainer.step(ids, targets), repeats,
+                        blas=blas_info())
+    else:
+        import kina
+        from kina.training import Trainer
+        trainer = Trainer(cfg, weights, lr=1e-4,
+                          module=kina.load(spec["path"]))
+        del weights
+        state = resident_mib()
+        result = timing(lambda: trainer.step(ids, targets), repeats)
+    result.update(peak_mib=peak(), state_mib=state)
     return result
 
 
@@ -633,6 +689,42 @@ def compile_section(r, source, vocab_source, **_):
         print("  %-40s %s" % (name, ms(seconds)))
 
 
+def training_section(r, **_):
+    print("== 7. GPT training step (gpt.train_source: forward, loss, "
+          "gradients, AdamW)")
+    sys.path.insert(0, str(ROOT / "python" / "kina"))
+    import gpt as gpt_config  # pure Python: the model's shape and FLOPs
+    for model, shape in TRAINING_MODELS.items():
+        cfg = gpt_config.Config(**shape)
+        # Forward, and the backward's two products per forward product.
+        gflop = 3 * cfg.flops() / 1e9
+        print("  %s: %d layers, D=%d, H=%d, T=%d, V=%d, B=%d (%.1fM "
+              "parameters, %.1f GFLOP of matmuls per step)" % (
+                  model, cfg.layers, cfg.d, cfg.heads, cfg.t, cfg.v, cfg.b,
+                  cfg.parameter_count() / 1e6, gflop))
+        with tempfile.TemporaryDirectory(prefix="kina-bench-") as directory:
+            path = os.path.join(directory, "train.so")
+            compiled = spawn("train-compile", 1, 1, path=path, model=model)
+            print("    compile %s, peak memory %.0f MiB" % (
+                spread(compiled), compiled["peak_mib"]))
+            for threads in (1, 2):
+                kina_, torch_ = interleaved(
+                    [("train-kina", dict(path=path, model=model)),
+                     ("train-torch", dict(model=model))], threads, r)
+                gflops = gflop / kina_["seconds"]
+                print("  %d thread(s): kina %s (%.1f GFLOP/s, %.1f%% of "
+                      "peak), peak %.0f MiB (%.0f before the first step)   "
+                      "PyTorch %s, peak %.0f MiB (%.0f before)   %.2fx "
+                      "PyTorch" % (
+                          threads, spread(kina_), gflops,
+                          share(gflops, PEAK_GFLOPS[threads]),
+                          kina_["peak_mib"], kina_["state_mib"],
+                          spread(torch_), torch_["peak_mib"],
+                          torch_["state_mib"],
+                          torch_["seconds"] / kina_["seconds"]))
+    print("    PyTorch: %s" % "; ".join(torch_["blas"]))
+
+
 def section_numbers(text):
     """--only's value: section numbers separated by commas."""
     try:
@@ -643,7 +735,7 @@ def section_numbers(text):
 
 
 SECTIONS = [toy_section, realistic_section, sgemm_section, devices_section,
-            gpt_section, compile_section]
+            gpt_section, compile_section, training_section]
 
 
 def main():

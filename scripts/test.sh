@@ -23,7 +23,7 @@ run "pytest (execution through the C ABI, Python API)" \
 for script in scripts/validate/validate_*.py; do
   run "$(basename "$script")" "$python" "$script"
 done
-for notebook in examples/storylm0.ipynb examples/gpt.ipynb; do
+for notebook in examples/storylm0.ipynb examples/gpt.ipynb examples/train.ipynb; do
   run "notebook $notebook" "$python" scripts/validate/run_notebook.py "$notebook"
 done
 # ASan + UBSan build, sanitized suites, generated code under ASan, fuzzers

@@ -134,11 +134,13 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   };
 
   // Partial sums stay partial through a sum of equally placed values, and
-  // through the linear ops of one operand that do not grow it: reducing
-  // after a sum over another axis (a bias's gradient summed over the
-  // batch, then the positions) moves fewer bytes than before it.
+  // through a linear op of one operand that does not grow it and is that
+  // operand's only user: reducing after a sum over another axis (a bias's
+  // gradient summed over the batch, then the positions) moves fewer bytes
+  // than before it. (With other users, one reduction serves them all.)
   bool linear =
-      isa<SumOp, MeanOp, ReshapeOp, TransposeOp, SliceOp, NegOp>(op) ||
+      (isa<SumOp, MeanOp, ReshapeOp, TransposeOp, SliceOp, NegOp>(op) &&
+       op->getOperand(0).hasOneUse()) ||
       (isa<AddOp, SubOp>(op) &&
        llvm::all_equal(llvm::map_range(op->getOperands(), placementOf)));
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {

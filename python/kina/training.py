@@ -229,6 +229,31 @@ class Trainer:
         return trainer
 
 
+def generate(trainer, prompt, length, temperature=0.8, seed=0):
+    """`trainer.cfg.b` continuations of `prompt` (bytes or token ids),
+    sampled one token per forward at `temperature`; the context is the
+    last T tokens. Returns them as text (UTF-8, undecodable bytes
+    replaced) when the vocabulary is bytes, else as lists of ids."""
+    cfg = trainer.cfg
+    rng = np.random.default_rng(seed)
+    rows = [list(prompt) for _ in range(cfg.b)]
+    for _ in range(length):
+        window = [row[-cfg.t:] for row in rows]
+        last = len(window[0]) - 1
+        ids = np.zeros((cfg.b, cfg.t), np.int64)
+        for i, w in enumerate(window):
+            ids[i, :len(w)] = w
+        logits = np.asarray(trainer.logits(ids), np.float64)[:, last]
+        logits = logits / temperature
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        for i in range(cfg.b):
+            rows[i].append(int(rng.choice(cfg.v, p=p[i])))
+    if cfg.v == 256:
+        return [bytes(row).decode("utf-8", "replace") for row in rows]
+    return rows
+
+
 class RankTrainer:
     """The training loop on one MPI rank, under mpirun: the per-device
     form of a mesh-placed `gpt.train_source` runs with this rank's blocks

@@ -29,51 +29,10 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "build" / "python"))
 from kina import gpt  # noqa: E402
-from kina.training import Trainer, TrainingError  # noqa: E402
+from kina import fortunes  # noqa: E402
+from kina.training import Trainer, TrainingError, generate  # noqa: E402
 
-FORTUNES = pathlib.Path("/usr/share/games/fortunes")
-# Pictures, not prose.
-SKIPPED = {"art", "ascii-art"}
-BYTES = 256
-HELD_OUT = 0.05
-
-
-def fortunes(directory):
-    """Every fortune of `directory`'s text files, as bytes."""
-    if not directory.is_dir():
-        sys.exit("train_gpt: %s not found: install the Debian package "
-                 "'fortunes' (scripts/install-deps.sh does)" % directory)
-    texts = []
-    for path in sorted(directory.iterdir()):
-        if path.suffix in (".dat", ".u8") or path.name in SKIPPED or \
-                not path.is_file():
-            continue
-        for text in path.read_bytes().split(b"\n%\n"):
-            text = text.strip()
-            if text:
-                texts.append(text + b"\n\n")
-    if not texts:
-        sys.exit("train_gpt: no fortunes in %s" % directory)
-    return texts
-
-
-def split(texts, seed):
-    """Training and held-out bytes: a shuffled HELD_OUT share of the
-    fortunes is held out whole."""
-    order = np.random.default_rng(seed).permutation(len(texts))
-    cut = max(1, int(len(texts) * HELD_OUT))
-    held = b"".join(texts[i] for i in order[:cut])
-    train = b"".join(texts[i] for i in order[cut:])
-    as_array = lambda data: np.frombuffer(data, dtype=np.uint8).astype(
-        np.int64)
-    return as_array(train), as_array(held)
-
-
-def batch(data, cfg, rng):
-    """B windows of T + 1 bytes: inputs and the next byte of each."""
-    starts = rng.integers(0, len(data) - cfg.t - 1, cfg.b)
-    windows = np.stack([data[s:s + cfg.t + 1] for s in starts])
-    return windows[:, :-1], windows[:, 1:]
+BYTES = fortunes.VOCABULARY
 
 
 def learning_rate(step, args):
@@ -87,29 +46,9 @@ def learning_rate(step, args):
 
 def held_out_loss(trainer, held, batches, seed):
     rng = np.random.default_rng([seed, 1 << 20])
-    return float(np.mean([trainer.loss(*batch(held, trainer.cfg, rng))
+    return float(np.mean([trainer.loss(*fortunes.batch(held, trainer.cfg,
+                                                        rng))
                           for _ in range(batches)]))
-
-
-def sample(trainer, prompt, length, temperature, seed):
-    """`trainer.cfg.b` continuations of `prompt`, one byte per forward;
-    the context is the last T bytes."""
-    cfg = trainer.cfg
-    rng = np.random.default_rng(seed)
-    rows = [list(prompt) for _ in range(cfg.b)]
-    for _ in range(length):
-        window = [row[-cfg.t:] for row in rows]
-        last = len(window[0]) - 1
-        ids = np.zeros((cfg.b, cfg.t), np.int64)
-        for i, w in enumerate(window):
-            ids[i, :len(w)] = w
-        logits = np.asarray(trainer.logits(ids), np.float64)[:, last]
-        logits = logits / temperature
-        p = np.exp(logits - logits.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
-        for i in range(cfg.b):
-            rows[i].append(int(rng.choice(BYTES, p=p[i])))
-    return [bytes(row).decode("utf-8", "replace") for row in rows]
 
 
 def progress(step, total, loss, tokens_per_second):
@@ -162,7 +101,8 @@ def arguments():
                         help="train on N MPI ranks (mpirun), one device each")
     parser.add_argument("--parallel", choices=gpt.PARALLEL,
                         default="data", help="how N devices split the step")
-    parser.add_argument("--data", type=pathlib.Path, default=FORTUNES)
+    parser.add_argument("--data", type=pathlib.Path,
+                        default=fortunes.DIRECTORY)
     parser.add_argument("--out", type=pathlib.Path,
                         default=pathlib.Path("train_gpt_out"))
     parser.add_argument("--resume", type=pathlib.Path,
@@ -245,7 +185,10 @@ def main():
     args, cfg = arguments()
     if args.devices > 1 and not args.rank_program:
         sys.exit(launch_ranks(args, cfg))
-    train, held = split(fortunes(args.data), args.seed)
+    try:
+        train, held = fortunes.split(fortunes.load(args.data), args.seed)
+    except fortunes.MissingText as error:
+        sys.exit("train_gpt: %s" % error)
     if min(len(train), len(held)) <= cfg.t + 1:
         sys.exit("train_gpt: too little text for a context of %d" % cfg.t)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -290,7 +233,7 @@ def run(trainer, args, cfg, train, held, checkpoint, started):
         rng = np.random.default_rng([args.seed, step])
         trainer.hyper.lr = learning_rate(step, args)
         began = time.perf_counter()
-        loss = trainer.step(*batch(train, cfg, rng))
+        loss = trainer.step(*fortunes.batch(train, cfg, rng))
         train_curve.append((step, loss))
         if lead:
             progress(step, args.steps, loss,
@@ -316,7 +259,8 @@ def run(trainer, args, cfg, train, held, checkpoint, started):
         if args.rank_program:  # the mesh program's host form, on rank 0
             sampler = Trainer(cfg, final[0], module=trainer.module)
         prompt = args.prompt.encode()[-cfg.t:] or b"\n"
-        for text in sample(sampler, prompt, args.sample, 0.8, args.seed)[:2]:
+        for text in generate(sampler, prompt, args.sample, 0.8,
+                             args.seed)[:2]:
             print("---\n" + text)
 
 
