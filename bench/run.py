@@ -243,6 +243,20 @@ def resident_mib():
     return float("nan")
 
 
+def compiled_once(source, path):
+    """Compiles `source` once, saves it to `path`: the seconds it took and
+    the process's peak memory."""
+    import resource
+    import kina
+    start = time.perf_counter()
+    module = kina.compile(source, pathlib.Path(path).stem + ".kina")
+    seconds = time.perf_counter() - start
+    module.save(path)
+    return dict(seconds=seconds, low=seconds, high=seconds,
+                samples=[seconds], peak_mib=resource.getrusage(
+                    resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
 def gpt_gradient_worker(what, spec, repeats):
     """The GPT's loss and its gradients with respect to every weight
     (gpt.loss_source): compiled once to spec["path"], then timed in a
@@ -253,14 +267,7 @@ def gpt_gradient_worker(what, spec, repeats):
     from kina import gpt
     cfg = gpt.Config.small()
     if what == "gpt-grad-compile":
-        import kina
-        start = time.perf_counter()
-        module = kina.compile(gpt.loss_source(cfg), "gpt_loss.kina")
-        seconds = time.perf_counter() - start
-        module.save(spec["path"])
-        return dict(seconds=seconds, low=seconds, high=seconds,
-                    samples=[seconds], peak_mib=resource.getrusage(
-                        resource.RUSAGE_SELF).ru_maxrss / 1024)
+        return compiled_once(gpt.loss_source(cfg), spec["path"])
     weights = gpt.weights(cfg, seed=0)
     rng = np.random.default_rng(1)
     ids = rng.integers(0, cfg.v, (1, cfg.t))
@@ -309,13 +316,7 @@ def training_worker(what, spec, repeats):
     cfg = gpt.Config(**TRAINING_MODELS[spec["model"]])
     peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if what == "train-compile":
-        import kina
-        start = time.perf_counter()
-        module = kina.compile(gpt.train_source(cfg), "gpt_train.kina")
-        seconds = time.perf_counter() - start
-        module.save(spec["path"])
-        return dict(seconds=seconds, low=seconds, high=seconds,
-                    samples=[seconds], peak_mib=peak())
+        return compiled_once(gpt.train_source(cfg), spec["path"])
     rng = np.random.default_rng(1)
     ids = rng.integers(0, cfg.v, (cfg.b, cfg.t))
     targets = rng.integers(0, cfg.v, (cfg.b, cfg.t))
