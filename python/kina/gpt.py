@@ -103,23 +103,47 @@ MEGATRON = {"wq": 1, "bq": 0, "wk": 1, "bk": 0, "wv": 1, "bv": 0,
             "w_fc": 1, "b_fc": 0, "wo": 0, "w_proj": 0}
 
 
-# How a mesh splits the model: "megatron" (the placements above) or "data"
-# (the batch split over the devices, every weight replicated).
-PARALLEL = ("megatron", "data")
+# How a mesh splits the model: "megatron" (the placements above, over a
+# mesh of one axis), "data" (the batch split over the devices, every
+# weight replicated) or "data+megatron" (a 2-D mesh, axes dp and tp: the
+# batch over dp, the Megatron placements over tp).
+PARALLEL = ("megatron", "data", "data+megatron")
+
+
+def _over(parallel, axis):
+    """` over=AXIS` on the 2-D mesh of data+megatron, else nothing."""
+    return ", over=%s" % axis if parallel == "data+megatron" else ""
+
+
+def mesh_devices(mesh, parallel):
+    """The mesh's shape: [n], or [dp, tp] for data+megatron (`mesh` then
+    a pair, or a device count split as [2, n / 2])."""
+    if parallel == "data+megatron":
+        shape = list(mesh) if isinstance(mesh, (tuple, list)) else \
+            [2, mesh // 2]
+        if len(shape) != 2 or min(shape) < 1:
+            raise ValueError("data+megatron needs a 2-D mesh [dp, tp], "
+                             "got %r" % (mesh,))
+        return shape
+    if isinstance(mesh, (tuple, list)):
+        raise ValueError("%s runs on a mesh of one axis, got %r" % (
+            parallel, mesh))
+    return [mesh]
 
 
 def placement(name, mesh, parallel="megatron"):
     """The placement of parameter `name` under `mesh` (None: unsharded)."""
     if mesh is None:
         return "@host"
+    if name in ("token_ids", "targets"):
+        return batch_placement(mesh, parallel)
     if parallel == "data":
-        return batch_placement(mesh, parallel) if name in (
-            "token_ids", "targets") else "@replicated"
+        return "@replicated"
     base = name.rsplit("_", 1)[0] if name[-1].isdigit() else name
     if base in MEGATRON:
-        return "@sharded(axis=%d)" % MEGATRON[base]
+        return "@sharded(axis=%d%s)" % (MEGATRON[base], _over(parallel, "tp"))
     if base == "lm_head":
-        return "@sharded(axis=1)"
+        return "@sharded(axis=1%s)" % _over(parallel, "tp")
     return "@replicated"
 
 
@@ -131,7 +155,16 @@ def batch_placement(mesh, parallel="megatron"):
     if parallel not in PARALLEL:
         raise ValueError("parallel must be one of %s, got %r" % (
             ", ".join(PARALLEL), parallel))
-    return "@sharded(axis=0)" if parallel == "data" else "@replicated"
+    if parallel == "megatron":
+        return "@replicated"
+    return "@sharded(axis=0%s)" % _over(parallel, "dp")
+
+
+def mesh_line(mesh, parallel):
+    shape = mesh_devices(mesh, parallel)
+    if parallel == "data+megatron":
+        return "@mesh([%d, %d], axes=[dp, tp])" % tuple(shape)
+    return "@mesh([%d])" % shape[0]
 
 
 def source(cfg, mesh=None, tied=False, parallel="megatron"):
@@ -147,7 +180,7 @@ def source(cfg, mesh=None, tied=False, parallel="megatron"):
                                       cfg.parameter_count() / 1e6),
              "# Written by scripts/generate/gen_gpt.py; docs/gpt.md explains it.", ""]
     if mesh:
-        lines += ["@mesh([%d])" % mesh, ""]
+        lines += [mesh_line(mesh, parallel), ""]
     params = []
     for name in parameter_names(cfg, tied):
         dtype = "I64" if name == "token_ids" else "F32"

@@ -5,8 +5,9 @@ installed by setup), split into training and held-out fortunes.
 
 Each step is one call of `gpt_train_step` (python/kina/gpt.py: forward,
 cross-entropy, reverse-mode gradients and AdamW, compiled together);
-`--devices N` runs it on N MPI ranks (data parallel, or `--parallel
-megatron`), the weights staying on the ranks between steps. It
+`--devices N` runs it on N MPI ranks (data parallel, `--parallel
+megatron`, or `data+megatron` on a 2 x N/2 mesh), the weights staying on
+the ranks between steps. It
 shows a progress bar with the loss and tokens per second, evaluates the
 held-out loss, writes the loss curve (loss.png), a checkpoint
 (checkpoint.npz, written atomically; --resume continues from it with the
@@ -122,9 +123,20 @@ def arguments():
         parser.error("need layers, d, t, batch >= 1 and heads dividing d")
     if args.steps < 1 or args.eval_every < 1 or args.devices < 1:
         parser.error("--steps, --eval-every and --devices must be at least 1")
-    if args.devices > 1 and args.parallel == "data" and cfg.b % args.devices:
-        parser.error("data parallel: --batch %d does not split over %d "
-                     "devices" % (cfg.b, args.devices))
+    if args.devices > 1:
+        try:
+            shape = gpt.mesh_devices(args.devices, args.parallel)
+        except ValueError as error:
+            parser.error(str(error))
+        if args.parallel == "data+megatron" and shape[0] * shape[1] != \
+                args.devices:
+            parser.error("data+megatron needs an even --devices (a 2 x N/2 "
+                         "mesh), got %d" % args.devices)
+        batch_split = {"data": args.devices, "data+megatron": shape[0]}.get(
+            args.parallel, 1)
+        if cfg.b % batch_split:
+            parser.error("--batch %d does not split over %d devices" % (
+                cfg.b, batch_split))
     return args, cfg
 
 
@@ -138,12 +150,12 @@ def launch_ranks(args, cfg):
         sys.exit("train_gpt: --devices needs OpenMPI's mpirun "
                  "(scripts/install-deps.sh installs it)")
     args.out.mkdir(parents=True, exist_ok=True)
-    program = args.out / ("train_step_%s_%d.so" % (args.parallel,
-                                                  args.devices))
+    program = args.out / ("train_step_%s_%d.so" % (
+        args.parallel.replace("+", "_"), args.devices))
     started = time.perf_counter()
     kina.compile(gpt.train_source(cfg, mesh=args.devices,
                                   parallel=args.parallel),
-                 "gpt_train_%s.kina" % args.parallel).save(program)
+                 "gpt_train.kina").save(program)
     print("compiled the %s-parallel step for %d devices in %.1f s" % (
         args.parallel, args.devices, time.perf_counter() - started))
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",

@@ -153,11 +153,16 @@ heavy = pytest.mark.skipif(
     reason="two mesh compiles: the plain suite runs them")
 
 
+# Two devices, or a 2 x 2 mesh (dp, tp) for data+megatron.
+DEVICES = {"megatron": 2, "data": 2, "data+megatron": 4}
+
+
 @pytest.fixture(scope="module", params=gpt.PARALLEL)
 def sharded(request):
     return request.param, kina.compile(
-        gpt.train_source(CFG, mesh=2, parallel=request.param),
-        "gpt_train_tiny_%s.kina" % request.param)
+        gpt.train_source(CFG, mesh=DEVICES[request.param],
+                         parallel=request.param),
+        "gpt_train_tiny_%s.kina" % request.param.replace("+", "_"))
 
 
 @heavy
@@ -183,7 +188,8 @@ def test_sharded_steps_equal_one_device(module, sharded):
     devices = simulated.last_simulation.per_device
     labels = ["loss"] + NAMES * 3
     for i, label in enumerate(labels):
-        if gpt.placement(label, 2, parallel) == "@replicated" or i == 0:
+        if i == 0 or gpt.placement(label, DEVICES[parallel],
+                                   parallel) == "@replicated":
             first = np.asarray(devices[0][i])
             for other in devices[1:]:
                 assert np.asarray(other[i]).tobytes() == first.tobytes(), (

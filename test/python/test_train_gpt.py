@@ -91,13 +91,16 @@ def one_device(tmp_path_factory):
 
 
 @needs_mpi
-@pytest.mark.parametrize("parallel", ["data", "megatron"])
-def test_mpirun_training_equals_one_device(tmp_path, one_device, parallel):
+@pytest.mark.parametrize("parallel,devices", [
+    ("data", 2), ("megatron", 2), ("data+megatron", 4)])
+def test_mpirun_training_equals_one_device(tmp_path, one_device, parallel,
+                                           devices):
     from kina.training import load_checkpoint
     out, want = one_device
-    run = train(tmp_path, *EXACT, "--devices", "2", "--parallel", parallel)
+    run = train(tmp_path, *EXACT, "--devices", str(devices), "--parallel",
+                parallel)
     assert run.returncode == 0, run.stderr
-    assert "2 ranks, %s parallel" % parallel in run.stdout
+    assert "%d ranks, %s parallel" % (devices, parallel) in run.stdout
     got = losses(run.stdout)
     assert sorted(got) == [5, 10]
     for step in got:
