@@ -18,7 +18,9 @@
 #include <pybind11/stl.h>
 
 #include <memory>
-#include <unordered_map>
+#include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace py = pybind11;
 
@@ -129,7 +131,10 @@ py::list probeOutputs(const kina::FunctionSignature &fn,
 /// tens of milliseconds for the 16 MB logits of a realistic forward.
 class ResultPool {
 public:
-  py::array take(uint64_t slot, const py::dtype &dtype,
+  /// (function, device, result): a key of its own for every result.
+  using Slot = std::tuple<size_t, int, size_t>;
+
+  py::array take(Slot slot, const py::dtype &dtype,
                  const std::vector<int64_t> &shape) {
     int64_t bytes = dtype.itemsize();
     for (int64_t dim : shape)
@@ -138,7 +143,9 @@ public:
       return newArray(dtype, shape);
     std::vector<py::array> &arrays = pool[slot];
     for (py::array &array : arrays)
-      if (array.ref_count() == 1)
+      if (array.ref_count() == 1 && array.dtype().equal(dtype) &&
+          std::equal(shape.begin(), shape.end(), array.shape(),
+                     array.shape() + array.ndim()))
         return array;
     py::array array = newArray(dtype, shape);
     if (arrays.size() < kKeep)
@@ -146,17 +153,16 @@ public:
     return array;
   }
 
-  /// The slot of result `result` of function `index` on device `device`
-  /// (-1: the host form).
-  static uint64_t slot(size_t index, int device, size_t result) {
-    return (uint64_t(index) << 16) | (uint64_t(result) << 8) |
-           uint64_t(device + 1);
+  /// Result `result` of function `index` on device `device` (-1: the
+  /// host form).
+  static Slot slot(size_t index, int device, size_t result) {
+    return {index, device, result};
   }
 
 private:
   static constexpr int64_t kMinBytes = int64_t(1) << 20;
   static constexpr size_t kKeep = 3; // a loop holds one while making the next
-  std::unordered_map<uint64_t, std::vector<py::array>> pool;
+  std::map<Slot, std::vector<py::array>> pool;
 };
 
 /// The result arrays of function `index` (on `device`, -1 for the host

@@ -14,11 +14,14 @@
  *
  *===----------------------------------------------------------------------===*/
 
+/* madvise and MADV_HUGEPAGE (the runtime compiles as strict C11). */
+#define _DEFAULT_SOURCE
 #include "ThreadSlot.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #define CACHE_MIN_BYTES ((size_t)64 << 10) /* smaller blocks: plain malloc */
 /* A gradient keeps its forward's activations until the backward reads
@@ -30,6 +33,7 @@
 /* Each block starts with its size; the caller's memory follows, 16-byte
    aligned as malloc's is. */
 #define HEADER 16
+#define HUGE_PAGE ((size_t)2 << 20)
 
 typedef struct cache {
   void *blocks[CACHE_SLOTS];
@@ -47,6 +51,20 @@ static void release(void *opaque) {
 
 static struct kina_thread_slot cache_slot =
     KINA_THREAD_SLOT(sizeof(cache_t), release);
+
+/* A block of `bytes` on 2 MiB pages where the kernel has them. Where
+   transparent huge pages are only on request (`madvise`, as on many
+   virtual machines), a large temporary on 4 KiB pages costs a fault per
+   page on first use and a TLB miss per page on every pass: the GPT's
+   training step took 6.5 s per step on 4 KiB pages and 2 s on 2 MiB ones.
+   Aligned, so that the pages are whole; freed with free(). */
+static void *huge_block(size_t bytes) {
+  size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  void *block = aligned_alloc(HUGE_PAGE, rounded);
+  if (block)
+    madvise(block, rounded, MADV_HUGEPAGE); /* advice: failure is harmless */
+  return block;
+}
 
 /* The calling thread's cache; created on first use when `create`. */
 static cache_t *thread_cache(int create) {
@@ -66,9 +84,10 @@ __attribute__((noinline)) void *_mlir_memref_to_llvm_alloc(uint64_t size) {
       c->sizes[i] = c->sizes[c->count];
       return (char *)block + HEADER;
     }
-  if (size > SIZE_MAX - HEADER)
+  if (size > SIZE_MAX - HEADER - HUGE_PAGE)
     return NULL;
-  char *block = malloc(size + HEADER);
+  char *block = size + HEADER >= HUGE_PAGE ? huge_block(size + HEADER)
+                                           : malloc(size + HEADER);
   if (!block)
     return NULL;
   *(uint64_t *)block = size;

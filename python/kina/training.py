@@ -185,12 +185,10 @@ class Trainer:
             raise TrainingError("step %d: the loss is %s" % (self.steps + 1,
                                                              loss))
         k = len(self.names)
-        weights = dict(zip(self.names, out[1:1 + k]))
-        for name, value in weights.items():
-            if not np.isfinite(value).all():
-                raise TrainingError("step %d: weight %s became NaN or inf" % (
-                    self.steps + 1, name))
-        self.weights = weights
+        # Every weight enters the next forward, so a NaN or inf weight
+        # shows in the next step's loss (checked above) or in save; a
+        # scan of every weight here would cost a pass over the model.
+        self.weights = dict(zip(self.names, out[1:1 + k]))
         self.m = dict(zip(self.names, out[1 + k:1 + 2 * k]))
         self.v = dict(zip(self.names, out[1 + 2 * k:]))
         self.steps += 1
@@ -212,7 +210,11 @@ class Trainer:
             tied=True))
 
     def save(self, path):
-        """Writes the trainer to `path` atomically (save_checkpoint)."""
+        """Writes the trainer to `path` atomically (save_checkpoint), after
+        checking that every weight and moment is finite."""
+        for values in (self.weights, self.m, self.v):
+            for name, value in values.items():
+                checked_weight(self.cfg, name, value)
         save_checkpoint(path, self.cfg, self.steps, self.hyper, self.weights,
                         self.m, self.v)
 
@@ -345,15 +347,9 @@ class RankTrainer:
         loss = float(results[0])
         k = len(self.names)
 
-        def check():
-            if not np.isfinite(loss):
-                raise TrainingError("step %d: the loss is %s" % (
-                    self.steps + 1, loss))
-            for i, name in enumerate(self.names):
-                if not np.isfinite(results[1 + i]).all():
-                    raise TrainingError("step %d: weight %s became NaN or "
-                                        "inf" % (self.steps + 1, name))
-        self._agree(check)
+        if not np.isfinite(loss):  # the same on every rank
+            raise TrainingError("step %d: the loss is %s" % (self.steps + 1,
+                                                             loss))
         for i, name in enumerate(self.names):
             self.local[name] = results[1 + i]
             self.local["m_" + name] = results[1 + k + i]
@@ -385,11 +381,14 @@ class RankTrainer:
         """Rank 0 writes the global checkpoint (save_checkpoint); every
         rank takes part in gathering it."""
         weights, m, v = self.gathered()
-        if self.rank == 0:
-            self._agree(lambda: save_checkpoint(
-                path, self.cfg, self.steps, self.hyper, weights, m, v))
-        else:
-            self._agree(lambda: None)
+
+        def write():
+            for values in (weights, m, v):
+                for name, value in values.items():
+                    checked_weight(self.cfg, name, value)
+            save_checkpoint(path, self.cfg, self.steps, self.hyper, weights,
+                            m, v)
+        self._agree(write if self.rank == 0 else lambda: None)
 
     def close(self):
         self.backend.lib.kina_mpi_close()

@@ -269,3 +269,29 @@ def test_errors_do_not_leak_memory(small):
         small.scale_rows(x, np.float32(1))
     gc.collect()
     assert rss_bytes() - before < 1 << 20
+
+
+def test_pooled_results_of_many_results_keep_their_own_shapes():
+    # Large results come from a pool of arrays the caller dropped. Its key
+    # once packed the result number into 8 bits: result 256 of `many`
+    # (function 0) took the slot of `other` (function 1)'s result 0, an
+    # array of another shape, and the call wrote past its end.
+    scalars = ", ".join(["Tensor[F32, [], @host]"] * 256)
+    source = "\n".join([
+        "fn many(s: Tensor[F32, [], @host], big: Tensor[F32, [1024, 512], "
+        "@host]) -> (%s, Tensor[F32, [1024, 512], @host]) {\n"
+        "  return %s, big * broadcast(2.0)\n}" % (
+            scalars, ", ".join(["s"] * 256)),
+        "fn other(x: Tensor[F32, [512, 512], @host]) -> "
+        "Tensor[F32, [512, 512], @host] {\n  return x + x\n}"])
+    m = kina.compile(source, "many_results.kina")
+    assert [f for f in m.functions] == ["many", "other"]
+    small = np.ones((512, 512), np.float32)
+    big = np.arange(1024 * 512, dtype=np.float32).reshape(1024, 512)
+    for _ in range(3):
+        np.testing.assert_array_equal(m.other(small), 2 * small)
+        results = m.many(np.float32(1.5), big)
+        assert len(results) == 257
+        assert results[256].shape == (1024, 512)
+        np.testing.assert_array_equal(results[256], 2 * big)
+        del results
