@@ -74,10 +74,14 @@ def checked_weight(cfg, name, value):
 
 
 def save_checkpoint(path, cfg, steps, hyper, weights, m, v):
-    """Writes weights, moments ({name: global array}), the step count, the
-    model's shape and AdamW's settings to `path` (.npz) atomically: a
+    """Checks that every weight and moment ({name: global array}) is
+    finite, then writes them, the step count, the model's shape and
+    AdamW's settings to `path` (.npz) atomically: a
     temporary file in the same directory, flushed, renamed over `path`
     once complete."""
+    for values in (weights, m, v):
+        for name, value in values.items():
+            checked_weight(cfg, name, value)
     path = pathlib.Path(path)
     meta = {"format": CHECKPOINT_FORMAT, "steps": steps,
             "config": dataclasses.asdict(cfg),
@@ -133,6 +137,14 @@ def load_checkpoint(path):
     return (cfg, int(meta["steps"]), hyper) + tuple(state)
 
 
+def step_results(names, results):
+    """The training step's results after the loss, as ({name: new weight},
+    {name: new m}, {name: new v})."""
+    k = len(names)
+    return tuple(dict(zip(names, results[1 + i * k:1 + (i + 1) * k]))
+                 for i in range(3))
+
+
 class Trainer:
     """One device's training loop state: weights, moments, step count."""
 
@@ -184,13 +196,10 @@ class Trainer:
         if not np.isfinite(loss):
             raise TrainingError("step %d: the loss is %s" % (self.steps + 1,
                                                              loss))
-        k = len(self.names)
         # Every weight enters the next forward, so a NaN or inf weight
         # shows in the next step's loss (checked above) or in save; a
         # scan of every weight here would cost a pass over the model.
-        self.weights = dict(zip(self.names, out[1:1 + k]))
-        self.m = dict(zip(self.names, out[1 + k:1 + 2 * k]))
-        self.v = dict(zip(self.names, out[1 + 2 * k:]))
+        self.weights, self.m, self.v = step_results(self.names, out)
         self.steps += 1
         return loss
 
@@ -210,11 +219,7 @@ class Trainer:
             tied=True))
 
     def save(self, path):
-        """Writes the trainer to `path` atomically (save_checkpoint), after
-        checking that every weight and moment is finite."""
-        for values in (self.weights, self.m, self.v):
-            for name, value in values.items():
-                checked_weight(self.cfg, name, value)
+        """Writes the trainer to `path` atomically (save_checkpoint)."""
         save_checkpoint(path, self.cfg, self.steps, self.hyper, self.weights,
                         self.m, self.v)
 
@@ -345,15 +350,13 @@ class RankTrainer:
             self.steps + 1, h.lr, h.betas, h.eps, h.weight_decay)))
         results = self._agree(lambda: self._run(self.step_function, values))
         loss = float(results[0])
-        k = len(self.names)
-
         if not np.isfinite(loss):  # the same on every rank
             raise TrainingError("step %d: the loss is %s" % (self.steps + 1,
                                                              loss))
-        for i, name in enumerate(self.names):
-            self.local[name] = results[1 + i]
-            self.local["m_" + name] = results[1 + k + i]
-            self.local["v_" + name] = results[1 + 2 * k + i]
+        for prefix, values in zip(("", "m_", "v_"),
+                                  step_results(self.names, results)):
+            for name, value in values.items():
+                self.local[prefix + name] = value
         self.steps += 1
         return loss
 
@@ -381,14 +384,9 @@ class RankTrainer:
         """Rank 0 writes the global checkpoint (save_checkpoint); every
         rank takes part in gathering it."""
         weights, m, v = self.gathered()
-
-        def write():
-            for values in (weights, m, v):
-                for name, value in values.items():
-                    checked_weight(self.cfg, name, value)
-            save_checkpoint(path, self.cfg, self.steps, self.hyper, weights,
-                            m, v)
-        self._agree(write if self.rank == 0 else lambda: None)
+        self._agree(lambda: save_checkpoint(
+            path, self.cfg, self.steps, self.hyper, weights, m, v)
+            if self.rank == 0 else None)
 
     def close(self):
         self.backend.lib.kina_mpi_close()
