@@ -45,11 +45,14 @@ py::dtype numpyDtype(kina::DType dtype) {
 
 /// The data of `arg` as compiled code reads it (dense, aligned, native
 /// order), checked against `param` first; copies land in `made`. `where`
-/// names the parameter in errors (built only when one is raised).
+/// names the parameter in errors (built only when one is raised). With
+/// `written` (a parameter that a result reuses), the buffer must also be
+/// writable, and `written` is the array it belongs to: the argument
+/// itself, or the copy made when the argument cannot be written in place.
 template <typename Where>
 void *argumentData(py::handle argument, const kina::TensorSignature &param,
                    const py::dtype &want, std::vector<py::array> &made,
-                   Where where) {
+                   Where where, py::array *written = nullptr) {
   auto &api = py::detail::npy_api::get();
   PyObject *arg = argument.ptr();
   PyObject *array = arg;
@@ -83,13 +86,22 @@ void *argumentData(py::handle argument, const kina::TensorSignature &param,
   // anything else (a view with strides, an unaligned buffer).
   constexpr int dense = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ |
                         py::detail::npy_api::NPY_ARRAY_ALIGNED_;
-  if ((proxy->flags & dense) != dense) {
+  int required =
+      written ? dense | py::detail::npy_api::NPY_ARRAY_WRITEABLE_ : dense;
+  if ((proxy->flags & required) != required) {
+    // NumPy's NPY_ARRAY_ENSURECOPY (pybind11 names no constant for it): a
+    // read-only argument is copied rather than refused.
+    constexpr int ensureCopy = 0x0020;
+    int copy = written ? dense | ensureCopy : dense;
     made.push_back(py::reinterpret_steal<py::array>(api.PyArray_FromAny_(
-        array, want.inc_ref().ptr(), 0, 0, dense, nullptr)));
+        array, want.inc_ref().ptr(), 0, 0, copy, nullptr)));
     if (!made.back())
       throw py::error_already_set();
-    proxy = py::detail::array_proxy(made.back().ptr());
+    array = made.back().ptr();
+    proxy = py::detail::array_proxy(array);
   }
+  if (written)
+    *written = py::reinterpret_borrow<py::array>(array);
   return proxy->data;
 }
 
@@ -220,8 +232,11 @@ public:
       text +=
           (i ? ", " : "") + fn.params[i].name + ": " + describe(fn.params[i]);
     text += ") -> ";
-    for (size_t i = 0; i < fn.results.size(); ++i)
+    for (size_t i = 0; i < fn.results.size(); ++i) {
       text += (i ? ", " : "") + describe(fn.results[i]);
+      if (fn.results[i].reuses)
+        text += " @reuses(" + fn.params[*fn.results[i].reuses].name + ")";
+    }
     return text + ">";
   }
 
@@ -243,29 +258,38 @@ public:
     void *inlinePointers[kInline];
     std::vector<void *> heapPointers;
     void **pointers = inlinePointers;
-    size_t outputs = fn.results.size();
+    size_t outputs = fn.numOutputs() - fn.probes.size();
     if (count + outputs > kInline) {
       heapPointers.resize(count + outputs);
       pointers = heapPointers.data();
     }
+    // A parameter a result reuses: the array the call writes.
+    std::vector<py::array> donated(count);
     for (size_t i = 0; i < count; ++i)
       pointers[i] = argumentData(
           args[i], fn.params[i],
           library->paramDtypes[library->firstParam[index] + i], made,
-          [&] { return fn.name + "(): parameter '" + fn.params[i].name + "'"; });
+          [&] { return fn.name + "(): parameter '" + fn.params[i].name + "'"; },
+          fn.isDonated(i) ? &donated[i] : nullptr);
     std::vector<py::array> results;
-    for (size_t i = 0; i < outputs; ++i) {
+    size_t output = count;
+    for (size_t i = 0; i < fn.results.size(); ++i) {
+      if (fn.results[i].reuses) {
+        results.push_back(donated[*fn.results[i].reuses]);
+        continue;
+      }
       results.push_back(library->results.take(
           ResultPool::slot(index, -1, i),
           library->resultDtypes[library->firstResult[index] + i],
           fn.results[i].shape));
-      pointers[count + i] = py::detail::array_proxy(results[i].ptr())->data;
+      pointers[output++] = py::detail::array_proxy(results[i].ptr())->data;
     }
     // A module compiled with probes also returns every op's value.
     py::list probes;
     if (!fn.probes.empty()) {
-      heapPointers.assign(pointers, pointers + count + outputs);
-      probes = probeOutputs(fn, heapPointers);
+      std::vector<void *> all(pointers, pointers + count + outputs);
+      probes = probeOutputs(fn, all);
+      heapPointers = std::move(all);
       pointers = heapPointers.data();
     }
     kina::PackedEntry entry = library->shared->entry(index);
@@ -277,6 +301,8 @@ public:
     std::string failure = fn.name + "(): " + kina::describeStatus(status);
     if (status == KINA_STATUS_GATHER_OUT_OF_RANGE)
       throw py::index_error(failure);
+    if (status == KINA_STATUS_BUFFERS_OVERLAP)
+      throw py::value_error(failure);
     if (status != KINA_STATUS_OK)
       throw std::runtime_error(failure + " (status " + std::to_string(status) +
                                ")");
@@ -396,8 +422,12 @@ py::dict toDict(const kina::FunctionSignature &fn) {
   py::list params, results, probes;
   for (const kina::TensorSignature &param : fn.params)
     params.append(toDict(param, true));
-  for (const kina::TensorSignature &result : fn.results)
-    results.append(toDict(result, false));
+  for (const kina::TensorSignature &result : fn.results) {
+    py::dict entry = toDict(result, false);
+    if (result.reuses)
+      entry["reuses"] = fn.params[*result.reuses].name;
+    results.append(entry);
+  }
   for (const kina::Probe &probe : fn.probes) {
     py::dict entry;
     entry["op"] = probe.op;

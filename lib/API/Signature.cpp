@@ -13,6 +13,20 @@ int64_t TensorSignature::numElements() const {
   return count;
 }
 
+size_t FunctionSignature::numOutputs() const {
+  size_t outputs = probes.size();
+  for (const TensorSignature &result : results)
+    outputs += !result.reuses;
+  return outputs;
+}
+
+bool FunctionSignature::isDonated(size_t param) const {
+  for (const TensorSignature &result : results)
+    if (result.reuses == param)
+      return true;
+  return false;
+}
+
 int64_t ModuleSignature::numDevices() const {
   int64_t devices = 1;
   for (const MeshAxis &axis : mesh)
@@ -44,8 +58,12 @@ renderFunctions(const std::vector<FunctionSignature> &list) {
     for (const TensorSignature &param : fn.params)
       params.push_back(renderTensor(param, true));
     llvm::json::Array results;
-    for (const TensorSignature &result : fn.results)
-      results.push_back(renderTensor(result, false));
+    for (const TensorSignature &result : fn.results) {
+      llvm::json::Object entry = renderTensor(result, false);
+      if (result.reuses)
+        entry["reuses"] = fn.params[*result.reuses].name;
+      results.push_back(std::move(entry));
+    }
     llvm::json::Object function{{"name", fn.name},
                                 {"params", std::move(params)},
                                 {"results", std::move(results)}};
@@ -169,15 +187,27 @@ static bool parseFunctions(const llvm::json::Array *functions,
     const llvm::json::Array *results =
         object ? object->getArray("results") : nullptr;
     bool ok = name && params && results && !results->empty();
-    for (size_t i = 0; ok && i < results->size(); ++i) {
-      TensorSignature result;
-      ok = parseTensor((*results)[i].getAsObject(), false, mesh, result);
-      fn.results.push_back(std::move(result));
-    }
     for (size_t i = 0; ok && params && i < params->size(); ++i) {
       TensorSignature param;
       ok = parseTensor((*params)[i].getAsObject(), true, mesh, param);
       fn.params.push_back(std::move(param));
+    }
+    for (size_t i = 0; ok && i < results->size(); ++i) {
+      TensorSignature result;
+      const llvm::json::Object *entry = (*results)[i].getAsObject();
+      ok = parseTensor(entry, false, mesh, result);
+      // `"reuses": "w"`: a parameter of the same type, reused once.
+      if (auto reused = ok ? entry->getString("reuses") : std::nullopt) {
+        auto param = llvm::find_if(fn.params, [&](const TensorSignature &p) {
+          return p.name == *reused;
+        });
+        ok = param != fn.params.end() && param->dtype == result.dtype &&
+             param->shape == result.shape &&
+             !fn.isDonated(size_t(param - fn.params.begin()));
+        if (ok)
+          result.reuses = size_t(param - fn.params.begin());
+      }
+      fn.results.push_back(std::move(result));
     }
     const llvm::json::Array *probes = object ? object->getArray("probes")
                                              : nullptr;

@@ -97,9 +97,34 @@ static LogicalResult verifyGlobalType(Operation *op, NamedAttribute attr) {
   return success();
 }
 
+/// `kina.reuses`: an argument of the function with the result's type,
+/// reused by no other result.
+static LogicalResult verifyReuses(Operation *op, unsigned resultIndex,
+                                  NamedAttribute attr) {
+  auto index = dyn_cast<IntegerAttr>(attr.getValue());
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!index || !fn)
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' is an integer on a function result";
+  int64_t arg = index.getInt();
+  if (arg < 0 || arg >= int64_t(fn.getNumArguments()))
+    return op->emitError() << "result " << resultIndex << " reuses argument "
+                           << arg << ", which the function does not have";
+  if (fn.getArgumentTypes()[arg] != fn.getResultTypes()[resultIndex])
+    return op->emitError() << "result " << resultIndex << " reuses argument "
+                           << arg << " of another type";
+  for (unsigned other = 0; other < resultIndex; ++other)
+    if (fn.getResultAttr(other, attr.getName()) == attr.getValue())
+      return op->emitError() << "results " << other << " and " << resultIndex
+                             << " both reuse argument " << arg;
+  return success();
+}
+
 LogicalResult KinaDialect::verifyRegionResultAttribute(Operation *op, unsigned,
-                                                       unsigned,
+                                                       unsigned resultIndex,
                                                        NamedAttribute attr) {
+  if (attr.getName() == getReusesAttrHelper().getName())
+    return verifyReuses(op, resultIndex, attr);
   if (attr.getName() != getGlobalAttrHelper().getName())
     return op->emitError() << "unknown kina result attribute '"
                            << attr.getName().getValue() << "'";

@@ -66,6 +66,8 @@ private:
   void genMesh(const ::kina::MeshDecl &decl);
   Value placeAs(Value value, PlacementAttr placement, SourceLoc where);
   void declareFunction(const Function &fn);
+  void declareReuses(const Function &fn, func::FuncOp op,
+                     ArrayRef<std::string> inputNames);
   void declareReverseMode(const Function &fn);
   void genFunction(const Function &fn);
   void genReverseMode(const Function &fn);
@@ -314,7 +316,47 @@ void MLIRGen::declareFunction(const Function &fn) {
                   builder.getStringAttr(name));
   if (fn.isMain && mainFunction == &fn)
     dialect->getEntryAttrHelper().setAttr(op, builder.getUnitAttr());
+  declareReuses(fn, op, inputNames);
   it->second = FunctionInfo{&fn, op};
+}
+
+/// `-> T @reuses(p)`: the result is written into parameter p's buffer
+/// (`kina.reuses` = p's index), which must have the result's type and
+/// serve one result.
+void MLIRGen::declareReuses(const Function &fn, func::FuncOp op,
+                            ArrayRef<std::string> inputNames) {
+  auto *dialect = context.getLoadedDialect<KinaDialect>();
+  llvm::StringMap<size_t> reusedBy;
+  for (auto [result, reuse] : llvm::enumerate(fn.resultReuses)) {
+    if (!reuse)
+      continue;
+    const auto *param = llvm::find(inputNames, reuse->param);
+    if (param == inputNames.end()) {
+      error(reuse->loc) << "@reuses(" << reuse->param << "): '" << fn.name
+                        << "' has no parameter '" << reuse->param << "'";
+      continue;
+    }
+    size_t index = param - inputNames.begin();
+    Type paramType = op.getArgumentTypes()[index];
+    Type resultType = op.getResultTypes()[result];
+    if (paramType != resultType) {
+      error(reuse->loc) << "result " << result << " of '" << fn.name
+                        << "' cannot reuse the buffer of parameter '"
+                        << reuse->param << "': its type is "
+                        << formatType(resultType) << ", the parameter's "
+                        << formatType(paramType);
+      continue;
+    }
+    auto [previous, first] = reusedBy.try_emplace(reuse->param, result);
+    if (!first) {
+      error(reuse->loc) << "parameter '" << reuse->param
+                        << "' is reused by result " << previous->second
+                        << " already; a buffer receives one result";
+      continue;
+    }
+    op.setResultAttr(result, dialect->getReusesAttrHelper().getName(),
+                     builder.getI64IntegerAttr(index));
+  }
 }
 
 /// The source name of parameter `i` of `fn`.

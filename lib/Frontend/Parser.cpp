@@ -441,22 +441,37 @@ bool Parser::parseFunction(Program &program) {
 }
 
 /// `Tensor[...]`, or `(Tensor[...], Tensor[...], ...)` for two or more
-/// results.
+/// results; each may be followed by `@reuses(param)`.
 bool Parser::parseResultTypes(Function &fn) {
-  if (!tok().is(TokenKind::LParen)) {
-    TypeSpec result;
-    if (!parseType(result))
+  auto result = [&] {
+    TypeSpec type;
+    if (!parseType(type))
       return false;
-    fn.resultTypes.push_back(std::move(result));
-    return true;
-  }
+    fn.resultTypes.push_back(std::move(type));
+    fn.resultReuses.emplace_back();
+    // `@reuses` is not a token of its own: `a @reuses(b)` in a body stays a
+    // matmul by a call of a function named reuses.
+    if (!tok().is(TokenKind::At) || !peekTok().isIdentifier("reuses"))
+      return true;
+    SourceLoc at = tok().loc;
+    consume();
+    consume();
+    SourceLoc open = tok().loc;
+    if (!expect(TokenKind::LParen, "'(' after @reuses"))
+      return false;
+    if (!tok().is(TokenKind::Identifier))
+      return expected("the name of a parameter in @reuses(...)");
+    fn.resultReuses.back() = Function::Reuse{tok().text, at};
+    consume();
+    return expectClose(TokenKind::RParen, ")", open);
+  };
+  if (!tok().is(TokenKind::LParen))
+    return result();
   SourceLoc open = tok().loc;
   consume();
   do {
-    TypeSpec result;
-    if (!parseType(result))
+    if (!result())
       return false;
-    fn.resultTypes.push_back(std::move(result));
   } while (consumeIf(TokenKind::Comma));
   if (!expectClose(TokenKind::RParen, ")", open))
     return false;

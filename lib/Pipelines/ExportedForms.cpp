@@ -132,6 +132,16 @@ static void returnProbes(ModuleOp module) {
   }
 }
 
+/// Results returned through output buffers, not a parameter's: the
+/// per-device forms' (whose blocks Kina's runtimes allocate) and the
+/// simulator's probed forms. Donation is the host form's.
+static void dropReuses(ModuleOp module) {
+  StringRef reuses = KinaDialect::ReusesAttrHelper::getNameStr();
+  for (auto fn : module.getOps<func::FuncOp>())
+    for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
+      fn.removeResultAttr(i, StringAttr::get(fn.getContext(), reuses));
+}
+
 /// Moves the functions of `from` into `into`, each renamed `prefix`NAME.
 static LogicalResult moveRenamed(ModuleOp from, ModuleOp into,
                                  StringRef prefix) {
@@ -191,11 +201,13 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
         fn.erase();
     dropSharding(*unsharded);
     returnProbes(*unsharded);
+    dropReuses(*unsharded);
     FailureOr<OwningOpRef<ModuleOp>> devices =
         runOnCopy(**propagated, partition("spmd"));
     if (failed(devices))
       return failure();
     returnProbes(**devices);
+    dropReuses(**devices);
     if (failed(moveRenamed(**devices, *unsharded, kPerDeviceSymbolPrefix)))
       return failure();
     return unsharded;
@@ -210,6 +222,7 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
       runOnCopy(**propagated, partition("spmd"));
   if (failed(devices))
     return failure();
+  dropReuses(**devices);
   out.spmd = print(**devices);
   // The host form has no mesh left; the devices' brings it back for the
   // collectives.

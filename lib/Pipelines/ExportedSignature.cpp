@@ -195,6 +195,9 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
       auto result = tensorSignature(fn, type.getResult(i), "");
       if (failed(result))
         return failure();
+      if (auto param = fn.getResultAttrOfType<IntegerAttr>(
+              i, KinaDialect::ReusesAttrHelper::getNameStr()))
+        result->reuses = size_t(param.getInt());
       function.results.push_back(*result);
     }
     function.probes = std::move(*probes);

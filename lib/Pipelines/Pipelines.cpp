@@ -66,6 +66,8 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   // The accumulator tile: out of the K loop, carried in registers.
   pm.addPass(createLoopInvariantSubsetHoistingPass());
   pm.addPass(createCanonicalizerPass());
+  // A result declared `@reuses(p)` is computed into p's tensor...
+  pm.addPass(createDonateDestinationsPass());
   // A value computed into a fresh tensor and then inserted into a larger
   // one (an all-gather's own block) is computed in its place instead.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
@@ -78,6 +80,8 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   // self-copies, which canonicalization drops.
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // ... and returned in p's buffer, not through an out parameter.
+  pm.addPass(createDropDonatedResultsPass());
   // Each result its own buffer: upstream's out-params crash on repeats.
   pm.addNestedPass<func::FuncOp>(createDistinctResultsPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;

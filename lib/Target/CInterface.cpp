@@ -4,16 +4,69 @@
 #include "Kina/API/ABI.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 
 using namespace mlir;
 using ::kina::FunctionSignature;
 using ::kina::ModuleSignature;
 
+/// In `wrapper`: when a buffer the call writes overlaps another
+/// (kina_buffers_overlap, lib/Runtime/Buffers.c), return
+/// KINA_STATUS_BUFFERS_OVERLAP; continue in a new block otherwise.
+static void refuseOverlaps(llvm::Module &module, llvm::IRBuilder<> &b,
+                           const FunctionSignature &sig,
+                           llvm::Function *wrapper) {
+  llvm::LLVMContext &ctx = module.getContext();
+  SmallVector<llvm::Constant *> bytes, written;
+  auto add = [&](const ::kina::TensorSignature &tensor, bool writes) {
+    bytes.push_back(b.getInt64(tensor.numBytes()));
+    written.push_back(b.getInt8(writes));
+  };
+  for (unsigned i = 0; i < sig.params.size(); ++i)
+    add(sig.params[i], sig.isDonated(i));
+  for (const ::kina::TensorSignature &result : sig.results)
+    if (!result.reuses)
+      add(result, true);
+  for (const ::kina::Probe &probe : sig.probes)
+    add(probe.tensor, true);
+  auto constantArray = [&](llvm::Type *element,
+                           ArrayRef<llvm::Constant *> values) {
+    auto *type = llvm::ArrayType::get(element, values.size());
+    auto *global = new llvm::GlobalVariable(
+        module, type, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(type, values));
+    global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return global;
+  };
+  unsigned count = bytes.size();
+  llvm::Value *buffers =
+      b.CreateAlloca(b.getPtrTy(), b.getInt32(count), "buffers");
+  for (unsigned i = 0; i < count; ++i)
+    b.CreateStore(wrapper->getArg(i),
+                  b.CreateConstInBoundsGEP1_64(b.getPtrTy(), buffers, i));
+  llvm::FunctionCallee check = module.getOrInsertFunction(
+      "kina_buffers_overlap",
+      llvm::FunctionType::get(
+          b.getInt32Ty(),
+          {b.getPtrTy(), b.getPtrTy(), b.getPtrTy(), b.getInt32Ty()}, false));
+  llvm::Value *overlap = b.CreateCall(
+      check, {buffers, constantArray(b.getInt64Ty(), bytes),
+              constantArray(b.getInt8Ty(), written), b.getInt32(count)});
+  auto *refuse = llvm::BasicBlock::Create(ctx, "overlap", wrapper);
+  auto *call = llvm::BasicBlock::Create(ctx, "call", wrapper);
+  b.CreateCondBr(b.CreateIsNotNull(overlap), refuse, call);
+  b.SetInsertPoint(refuse);
+  b.CreateRet(b.getInt32(KINA_STATUS_BUFFERS_OVERLAP));
+  b.SetInsertPoint(call);
+}
+
 /// `int32_t kina_NAME(const T *p..., R *out...)` around each lowered
 /// function `NAME(ptr p..., ptr out...) -> void | i1` (one output per
-/// result, then one per probe; the i1 is "all gather ids were in
-/// range"); for a per-device form `spmd.NAME`, `int32_t
+/// result but those that reuse a parameter's buffer, then one per probe;
+/// the i1 is "all gather ids were in range"), which first refuses
+/// buffers that overlap where the call writes; for a per-device form `spmd.NAME`, `int32_t
 /// kina_spmd_NAME(const struct kina_device *device, ...)`, which tells the
 /// runtime which device runs (lib/Runtime/Collectives.c) and returns the
 /// status every device agrees on. Each also gets a packed entry
@@ -44,16 +97,24 @@ static LogicalResult addWrapper(llvm::Module &module,
     wrapper->getArg(0)->setName("device");
   for (unsigned i = 0; i < sig.params.size(); ++i) {
     wrapper->getArg(leading + i)->setName(sig.params[i].name);
-    wrapper->addParamAttr(leading + i, llvm::Attribute::ReadOnly);
+    if (!sig.isDonated(i))
+      wrapper->addParamAttr(leading + i, llvm::Attribute::ReadOnly);
   }
+  unsigned output = leading + sig.params.size();
   for (unsigned i = 0; i < sig.results.size(); ++i)
-    wrapper->getArg(leading + sig.params.size() + i)
-        ->setName(sig.results.size() == 1 ? "out" : "out" + Twine(i));
+    if (!sig.results[i].reuses)
+      wrapper->getArg(output++)->setName(
+          sig.results.size() == 1 ? "out" : "out" + Twine(i));
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", wrapper));
   auto runtime = [&](StringRef name, llvm::Type *result, llvm::Type *arg) {
     return module.getOrInsertFunction(
         name, llvm::FunctionType::get(result, {arg}, false));
   };
+  // Per-device forms are called by Kina's runtimes on buffers they
+  // allocate; a check there could fail on one device and leave the others
+  // waiting in a collective.
+  if (!perDevice)
+    refuseOverlaps(module, b, sig, wrapper);
   if (perDevice)
     b.CreateCall(runtime("kina_device_enter", b.getVoidTy(), b.getPtrTy()),
                  {wrapper->getArg(0)});

@@ -33,7 +33,10 @@ class CompileError(Exception):
     `file:line:col: error: ...` diagnostic."""
 
 
-Param = collections.namedtuple("Param", "name dtype shape")
+# `reuses`: for a result written into a parameter's array (`@reuses(p)`),
+# that parameter's name; None otherwise.
+Param = collections.namedtuple("Param", "name dtype shape reuses",
+                               defaults=(None,))
 Signature = collections.namedtuple("Signature", "name params result")
 
 # The IR kept per stage: as written, after differentiation and placement
@@ -109,7 +112,8 @@ class Module:
             params = tuple(Param(p["name"], p["dtype"], p["shape"])
                            for p in entry["params"])
             results = tuple(Param("result" if len(entry["results"]) == 1
-                                  else "result_%d" % i, r["dtype"], r["shape"])
+                                  else "result_%d" % i, r["dtype"], r["shape"],
+                                  r.get("reuses"))
                             for i, r in enumerate(entry["results"]))
             result = results[0] if len(results) == 1 else results
             self.functions[entry["name"]] = Signature(entry["name"], params,

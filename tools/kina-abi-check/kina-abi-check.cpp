@@ -81,7 +81,8 @@ int main(int argc, char **argv) {
     }
     std::vector<const kina::TensorSignature *> outputs;
     for (const kina::TensorSignature &result : fn.results)
-      outputs.push_back(&result);
+      if (!result.reuses) // written into its parameter's buffer
+        outputs.push_back(&result);
     for (const kina::Probe &probe : fn.probes)
       outputs.push_back(&probe.tensor);
     for (const kina::TensorSignature *output : outputs) {

@@ -18,6 +18,9 @@ enum kina_status {
   /* A collective failed on some device of an SPMD run (sizes that do not
      agree, a device that never arrived); every device reports it. */
   KINA_STATUS_COLLECTIVE_FAILED = 2,
+  /* A buffer the call writes (an output, or a parameter that a result
+     reuses) overlaps another buffer of the call; nothing was computed. */
+  KINA_STATUS_BUFFERS_OVERLAP = 3,
 };
 
 /* Every program function NAME is exported as KINA_EXPORT_PREFIX NAME; each

@@ -32,6 +32,9 @@ struct TensorSignature {
   std::vector<int64_t> shape;
   /// Per-device functions only: the global tensor this is a block of.
   std::optional<Placement> placement;
+  /// A result only: the parameter whose buffer receives it (`@reuses(p)`,
+  /// a donated argument); it has no output pointer of its own.
+  std::optional<size_t> reuses;
 
   /// Element count; at most kMaxElements (checked when parsed).
   int64_t numElements() const;
@@ -51,13 +54,17 @@ struct FunctionSignature {
   std::string name;   // exported as `kina_<name>`
   std::string callee; // the kina function it runs
   std::vector<TensorSignature> params;
-  /// One or more, each with an output pointer after the inputs, in order.
+  /// One or more, each with an output pointer after the inputs, in order,
+  /// but for those that reuse a parameter's buffer.
   std::vector<TensorSignature> results;
   /// Each has one more output pointer after the results', in order.
   std::vector<Probe> probes;
 
-  /// Output pointers a call takes after the inputs: results, then probes.
-  size_t numOutputs() const { return results.size() + probes.size(); }
+  /// Output pointers a call takes after the inputs: results (but those
+  /// that reuse a parameter), then probes.
+  size_t numOutputs() const;
+  /// Whether parameter `param` receives a result.
+  bool isDonated(size_t param) const;
 };
 
 struct MeshAxis {

@@ -84,6 +84,9 @@ inline const char *describeStatus(int32_t status) {
     return "a gather id is outside [0, rows)";
   case KINA_STATUS_COLLECTIVE_FAILED:
     return "a collective failed on some device";
+  case KINA_STATUS_BUFFERS_OVERLAP:
+    return "a buffer the call writes (an output, or a parameter a result "
+           "reuses) overlaps another of its buffers";
   default:
     return "unknown status";
   }

@@ -32,7 +32,12 @@ def Kina_Dialect : Dialect {
       `kina.probe_global` (that result's type with its placement): the
       op's value is probe number N of the simulator's divergence report,
       returned after the function's result (the exported forms built with
-      probes).
+      probes);
+    - `kina.reuses` (an integer, on a function result): the result is
+      written into the buffer of that argument (`@reuses(p)` in `.kina`,
+      a donated argument): the exported function takes no output buffer
+      for it. It stays on the result through `--kina-to-linalg`, where
+      the argument is also marked `bufferization.writable`.
   }];
   let cppNamespace = "::mlir::kina";
   let useDefaultTypePrinterParser = 1;
@@ -47,7 +52,8 @@ def Kina_Dialect : Dialect {
     "::mlir::UnitAttr":$parallel_body,
     "::mlir::TypeAttr":$global,
     "::mlir::IntegerAttr":$probe,
-    "::mlir::TypeAttr":$probe_global
+    "::mlir::TypeAttr":$probe_global,
+    "::mlir::IntegerAttr":$reuses
   );
   let extraClassDeclaration = [{
     void registerTypes();

@@ -130,6 +130,13 @@ struct Function {
   std::vector<Param> params;
   /// `-> T`, or `-> (T1, T2, ...)` for two or more results.
   std::vector<TypeSpec> resultTypes;
+  /// Per result: `@reuses(p)` after its type names the parameter whose
+  /// buffer the exported function writes it into (a donated argument).
+  struct Reuse {
+    std::string param;
+    SourceLoc loc;
+  };
+  std::vector<std::optional<Reuse>> resultReuses;
   std::vector<Statement> body;
   SourceLoc closeLoc; // the closing `}`
   /// A statement of the body did not parse (a missing return may be its

@@ -227,6 +227,57 @@ def DistinctResultsPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def DonateDestinationsPass
+    : Pass<"kina-donate-destinations", "::mlir::ModuleOp"> {
+  let summary = "Compute a donated result into its argument (tensors)";
+  let description = [{
+    For each function result marked `kina.reuses = N` (`@reuses(p)` in
+    `.kina`): the `tensor.empty` at the start of its destination chain
+    (through linalg ops, `scf.forall` and `scf.for` results to their tied
+    inits) becomes argument N, which the lowering marked
+    `bufferization.writable`. One-Shot Bufferize then writes the result
+    into the argument's buffer when no later read of the argument
+    conflicts, and copies the argument otherwise; only the initial value
+    of an op's destination changes, which it never read.
+
+    ```mlir
+    func.func @step(%w: tensor<8xf32> {bufferization.writable = true}, %g: ...)
+        -> (tensor<8xf32> {kina.reuses = 0 : i64}) {
+      %e = tensor.empty() : tensor<8xf32>
+      %n = linalg.generic ... ins(%w, %g : ...) outs(%e : tensor<8xf32>) ...
+      return %n
+    // becomes
+      %n = linalg.generic ... ins(%w, %g : ...) outs(%w : tensor<8xf32>) ...
+    ```
+  }];
+}
+
+def DropDonatedResultsPass
+    : Pass<"kina-drop-donated-results", "::mlir::ModuleOp"> {
+  let summary = "Return a donated result in its argument's buffer, not as a result";
+  let description = [{
+    After bufferization, before `buffer-results-to-out-params`: each
+    result marked `kina.reuses = N` is removed from its function, which
+    therefore takes no output buffer for it. Where bufferization computed
+    it in argument N's buffer there is nothing else to do; otherwise it is
+    copied into that buffer at the end (after saving any other returned
+    value that still views the argument). A call passes a copy of the
+    argument and uses it in place of the result.
+
+    ```mlir
+    func.func @step(%w: memref<8xf32>, %g: memref<8xf32>)
+        -> (memref<f32>, memref<8xf32> {kina.reuses = 0 : i64}) {
+      ...
+      return %loss, %w : memref<f32>, memref<8xf32>
+    // becomes
+    func.func @step(%w: memref<8xf32>, %g: memref<8xf32>) -> memref<f32> {
+      ...
+      return %loss : memref<f32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def WriteResultsInPlacePass
     : Pass<"kina-write-results-in-place", "::mlir::func::FuncOp"> {
   let summary = "Compute a result returned as a reshape in the caller's out buffer";

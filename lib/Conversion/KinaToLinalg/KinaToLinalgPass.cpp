@@ -30,10 +30,20 @@ using namespace mlir::kina;
 
 /// Drops the `kina.*` discardable attributes of functions, their
 /// arguments and their results (parameter names, the entry mark, a
-/// per-device value's global type): nothing kina may remain in the output.
+/// per-device value's global type): no kina type may remain in the output.
+/// A result's `kina.reuses` (an integer, which stock mlir-opt reads) stays
+/// for the bufferization (kina-write-donated-results); its argument is
+/// marked `bufferization.writable`.
 static void dropKinaAttributes(func::FuncOp fn) {
-  auto isKina = [](NamedAttribute attr) {
-    return isa_and_nonnull<KinaDialect>(attr.getNameDialect());
+  StringRef reuses = KinaDialect::ReusesAttrHelper::getNameStr();
+  for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
+    if (auto arg = fn.getResultAttrOfType<IntegerAttr>(i, reuses))
+      fn.setArgAttr(arg.getInt(),
+                    bufferization::BufferizationDialect::kWritableAttrName,
+                    BoolAttr::get(fn.getContext(), true));
+  auto isKina = [&](NamedAttribute attr) {
+    return isa_and_nonnull<KinaDialect>(attr.getNameDialect()) &&
+           attr.getName() != reuses;
   };
   for (NamedAttribute attr : llvm::to_vector(fn->getDiscardableAttrs()))
     if (isKina(attr))
