@@ -292,7 +292,8 @@ def train_source(cfg, mesh=None, parallel="megatron"):
     then the scalars ADAMW_SCALARS (bc1 = 1 - beta1^step and bc2 = 1 -
     beta2^step are the step's bias corrections). Results: the loss, the
     new weights, the new first moments, the new second moments, each in
-    weight_names(cfg, tied=True) order."""
+    weight_names(cfg, tied=True) order and each written into the array of
+    the argument it replaces (`@reuses`)."""
     text = loss_source(cfg, mesh=mesh, tied=True, parallel=parallel)
     params, names = _signature(text)
     placed = "@replicated" if mesh else "@host"
@@ -309,7 +310,10 @@ def train_source(cfg, mesh=None, parallel="megatron"):
     inputs += ["%s_%s: %s" % (k, w, typed(w, w)) for k in "mv"
                for w in weights]
     inputs += ["%s: %s" % (name, scalar) for name in ADAMW_SCALARS]
-    results = [scalar] + [typed(w, w) for w in weights] * 3
+    # Written into the arrays they replace (docs/interfaces.md): a step
+    # keeps one copy of the weights and moments, not two.
+    results = [scalar] + ["%s @reuses(%s%s)" % (typed(w, w), prefix, w)
+                          for prefix in ("", "m_", "v_") for w in weights]
     lines = ["", "fn %s(%s) -> (%s) {" % (TRAIN_STEP, ",\n    ".join(inputs),
                                         ", ".join(results)),
              "  loss, %s = %s(%s, targets)" % (

@@ -62,9 +62,11 @@ def checked_batch(cfg, what, ids):
 
 
 def checked_weight(cfg, name, value):
-    """`value` as contiguous float32 of weight `name`'s shape, finite."""
+    """A copy of `value` as contiguous float32 of weight `name`'s shape,
+    finite: the training step writes its weights in place, and the
+    caller's arrays stay theirs."""
     shape = gpt.parameter_shapes(cfg)[name]
-    value = np.ascontiguousarray(value, dtype=np.float32)
+    value = np.array(value, dtype=np.float32, order="C")
     if list(value.shape) != list(shape):
         raise TrainingError("weight %s has shape %s, expected %s" % (
             name, list(value.shape), shape))

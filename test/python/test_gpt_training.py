@@ -75,6 +75,27 @@ def test_ten_adamw_steps_equal_torch(module):
         assert np.abs(moved[name] - start[name]).max() > 0, name
 
 
+def test_a_step_updates_its_weights_and_moments_in_place(module):
+    # Every new weight and moment reuses its argument's array (@reuses):
+    # no second copy of the model per step; the caller's weights are the
+    # caller's (the Trainer copied them once).
+    results = module.functions[gpt.TRAIN_STEP].result
+    assert [r.reuses for r in results[1:]] == (
+        NAMES + ["m_" + n for n in NAMES] + ["v_" + n for n in NAMES])
+    w = gpt.weights(CFG, seed=5, tied=True)
+    given = {n: a.copy() for n, a in w.items()}
+    trainer = Trainer(CFG, w, lr=LR, module=module)
+    arrays = [id(d[n]) for d in (trainer.weights, trainer.m, trainer.v)
+              for n in NAMES]
+    (ids, targets), = batches(6, 1)
+    trainer.step(ids, targets)
+    assert [id(d[n]) for d in (trainer.weights, trainer.m, trainer.v)
+            for n in NAMES] == arrays
+    assert np.abs(trainer.weights["wte"] - given["wte"]).max() > 0
+    for name in NAMES:
+        np.testing.assert_array_equal(w[name], given[name])
+
+
 def test_weight_decay_only_on_matrices(module):
     # With zero moments' effect removed (lr tiny against the decay's lr *
     # wd), a 2-D weight shrinks by (1 - lr * wd) and a 1-D one does not.
