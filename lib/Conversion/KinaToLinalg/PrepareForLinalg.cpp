@@ -19,6 +19,11 @@
 //   GPT's loss gradients, 700 MB of fresh memory per call).
 // - UnitBroadcastIsReshape: a broadcast that only adds dims of size 1
 //   copies nothing: it is a reshape (a view).
+// - WeightGradientOverAllRows: sum over the batch of `x^T @ c` per batch
+//   (a backward's weight gradient, x [B, T, K], c [B, T, N]) is one
+//   product over all B * T rows: no [B, K, N] of per-batch products, no
+//   pass summing them, and a contraction B times longer for the matmul
+//   kernel. The sums run in another order (float32 rounding).
 // - GatherBeforeUnitDims: a per-device all_gather of a value that a
 //   reshape only gave unit dims gathers the value itself, then reshapes.
 // - SplitAllToAll: a per-device all_to_all is an all_gather then an
@@ -147,6 +152,47 @@ struct UnitBroadcastIsReshape : OpRewritePattern<BroadcastOp> {
   }
 };
 
+/// sum(transpose(x, [0, 2, 1]) @ c, axis=0), x [B, T, K] and c [B, T, N]:
+/// reshape(transpose(reshape(x, [B*T, K])) @ reshape(c, [B*T, N]),
+/// [1, K, N]).
+struct WeightGradientOverAllRows : OpRewritePattern<SumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SumOp op,
+                                PatternRewriter &rewriter) const override {
+    auto product = op.getInput().getDefiningOp<MatmulOp>();
+    if (op.getAxis() != 0 || !product || !product->hasOneUse())
+      return failure();
+    auto transpose = product.getLhs().getDefiningOp<TransposeOp>();
+    if (!transpose || !llvm::equal(transpose.getPerm(),
+                                   ArrayRef<int64_t>{0, 2, 1}))
+      return failure();
+    Value x = transpose.getInput(), c = product.getRhs();
+    auto xType = cast<KinaTensorType>(x.getType());
+    auto cType = cast<KinaTensorType>(c.getType());
+    if (xType.getRank() != 3 || cType.getRank() != 3)
+      return failure();
+    int64_t rows = xType.getDimSize(0) * xType.getDimSize(1);
+    Location loc = op.getLoc();
+    auto flatX = createInferred<ReshapeOp>(
+        rewriter, loc, x, ArrayRef<int64_t>{rows, xType.getDimSize(2)});
+    auto flatC = createInferred<ReshapeOp>(
+        rewriter, loc, c, ArrayRef<int64_t>{rows, cType.getDimSize(2)});
+    auto xT = flatX ? createInferred<TransposeOp>(rewriter, loc, flatX,
+                                                  ArrayRef<int64_t>{1, 0})
+                    : TransposeOp();
+    auto sum = xT && flatC
+                   ? createInferred<MatmulOp>(rewriter, loc, xT, flatC)
+                   : MatmulOp();
+    if (!sum)
+      return failure();
+    auto type = cast<KinaTensorType>(op.getType());
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, sum.getResult(),
+                                           type.getShape());
+    return success();
+  }
+};
+
 /// all_gather(reshape(x), axis) where the reshape only adds unit dims to
 /// x: reshape(all_gather(x, k)), k the first dim of x at or after `axis`.
 /// Both lay out each device's block of `prod(dims before axis)` rows the
@@ -213,6 +259,7 @@ struct SplitAllToAll : OpRewritePattern<AllToAllOp> {
 void mlir::kina::populateKinaPrepareForLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<FoldSharedWeightMatmul, UnitBatchMatmul, TransposeOfBroadcast,
-               UnitBroadcastIsReshape, GatherBeforeUnitDims, SplitAllToAll>(
+               UnitBroadcastIsReshape, WeightGradientOverAllRows,
+               GatherBeforeUnitDims, SplitAllToAll>(
       patterns.getContext());
 }

@@ -66,3 +66,23 @@ func.func @shared_rhs_transposed(%c: !kina.tensor<1x4x7xf32, @host>, %w: !kina.t
   %0 = kina.matmul %c, %wt : (!kina.tensor<1x4x7xf32, @host>, !kina.tensor<1x7x5xf32, @host>) -> !kina.tensor<1x4x5xf32, @host>
   return %0 : !kina.tensor<1x4x5xf32, @host>
 }
+
+// -----
+
+// A backward's weight gradient, x^T @ c per batch summed over the batch:
+// one product over all B * T rows; no batched product, no sum over B.
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x5xf32>, %[[C:.*]]: tensor<2x4x7xf32>)
+// CHECK-NOT: linalg.batch_matmul
+// CHECK-DAG: %[[X2:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<2x4x5xf32> into tensor<8x5xf32>
+// CHECK-DAG: %[[C2:.*]] = tensor.collapse_shape %[[C]] {{\[\[}}0, 1], [2]] : tensor<2x4x7xf32> into tensor<8x7xf32>
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X2]] : tensor<8x5xf32>) outs(%{{.*}} : tensor<5x8xf32>) permutation = [1, 0]
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[XT]], %[[C2]] : tensor<5x8xf32>, tensor<8x7xf32>)
+// CHECK-NOT: linalg.reduce
+// CHECK: tensor.expand_shape %[[P]] {{\[\[}}0, 1], [2]] output_shape [1, 5, 7] : tensor<5x7xf32> into tensor<1x5x7xf32>
+func.func @weight_gradient(%x: !kina.tensor<2x4x5xf32, @host>, %c: !kina.tensor<2x4x7xf32, @host>) -> !kina.tensor<1x5x7xf32, @host> {
+  %xt = kina.transpose %x perm [0, 2, 1] : !kina.tensor<2x4x5xf32, @host> -> !kina.tensor<2x5x4xf32, @host>
+  %p = kina.matmul %xt, %c : (!kina.tensor<2x5x4xf32, @host>, !kina.tensor<2x4x7xf32, @host>) -> !kina.tensor<2x5x7xf32, @host>
+  %s = kina.sum %p[axis = 0] : (!kina.tensor<2x5x7xf32, @host>) -> !kina.tensor<1x5x7xf32, @host>
+  return %s : !kina.tensor<1x5x7xf32, @host>
+}
