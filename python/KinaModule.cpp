@@ -240,19 +240,56 @@ public:
     return text + ">";
   }
 
-  py::object call(py::args args) const {
+  /// The arguments in parameter order: positional ones first, then each
+  /// keyword one in its parameter's place. Errors name parameters, never
+  /// the arrays (whose repr may be megabytes).
+  std::vector<py::handle> bound(const py::args &args,
+                                const py::kwargs &kwargs) const {
     const kina::FunctionSignature &fn = signature();
     size_t count = fn.params.size();
-    if (args.size() != count) {
-      std::string names;
-      for (size_t i = 0; i < count; ++i)
-        names += (i ? ", " : "") + fn.params[i].name;
+    std::string names;
+    for (size_t i = 0; i < count; ++i)
+      names += (i ? ", " : "") + fn.params[i].name;
+    if (args.size() > count)
       throw py::value_error(fn.name + "() takes " + std::to_string(count) +
                             " argument(s) (" + names + "), got " +
-                            std::to_string(args.size()));
+                            std::to_string(args.size() + kwargs.size()));
+    std::vector<py::handle> values(count);
+    for (size_t i = 0; i < args.size(); ++i)
+      values[i] = args[i];
+    for (auto [key, value] : kwargs) {
+      std::string name = py::str(key);
+      auto param = std::find_if(
+          fn.params.begin(), fn.params.end(),
+          [&](const kina::TensorSignature &p) { return p.name == name; });
+      if (param == fn.params.end())
+        throw py::type_error(fn.name + "() got an unexpected keyword "
+                             "argument '" + name + "' (its parameters: " +
+                             names + ")");
+      size_t index = param - fn.params.begin();
+      if (values[index])
+        throw py::type_error(fn.name + "() got two values for parameter '" +
+                             name + "'");
+      values[index] = value;
     }
-    // The argument tuple keeps every ndarray alive; only arrays made here
-    // (from NumPy scalars, or dense copies) need holding.
+    std::string missing;
+    for (size_t i = 0; i < count; ++i)
+      if (!values[i])
+        missing += (missing.empty() ? "'" : ", '") + fn.params[i].name + "'";
+    if (!missing.empty())
+      throw py::value_error(fn.name + "() takes " + std::to_string(count) +
+                            " argument(s) (" + names + "), got " +
+                            std::to_string(args.size() + kwargs.size()) +
+                            ": missing " + missing);
+    return values;
+  }
+
+  py::object call(py::args positional, py::kwargs kwargs) const {
+    const kina::FunctionSignature &fn = signature();
+    size_t count = fn.params.size();
+    std::vector<py::handle> args = bound(positional, kwargs);
+    // The argument tuple and dict keep every ndarray alive; only arrays
+    // made here (from NumPy scalars, or dense copies) need holding.
     std::vector<py::array> made;
     constexpr size_t kInline = 32;
     void *inlinePointers[kInline];

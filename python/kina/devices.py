@@ -143,7 +143,10 @@ def _check_global(function, args):
     for param, arg in zip(function.params, args):
         array = np.asarray(arg)
         if array.dtype != param.dtype or array.shape != param.shape:
-            raise ValueError(
+            # As a direct call: a wrong dtype is a TypeError, a wrong
+            # shape a ValueError.
+            error = TypeError if array.dtype != param.dtype else ValueError
+            raise error(
                 "%s(): parameter '%s' expects %s of shape %s, got %s of "
                 "shape %s" % (function.name, param.name, param.dtype,
                               list(param.shape), array.dtype,

@@ -109,6 +109,22 @@ def test_wrong_argument_count(small):
         small.scale_rows(np.ones((2, 3), np.float32), np.float32(1), None)
 
 
+def test_keyword_arguments(small):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(small.scale_rows(s=np.float32(2), x=x),
+                                  small.scale_rows(x, np.float32(2)))
+    np.testing.assert_array_equal(small.scale_rows(x, s=np.float32(3)),
+                                  x * np.float32(3))
+    # Errors name the parameters, never the arrays.
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'y' "
+                                        r"\(its parameters: x, s\)"):
+        small.scale_rows(x, y=np.float32(1))
+    with pytest.raises(TypeError, match="two values for parameter 'x'"):
+        small.scale_rows(x, x=x)
+    with pytest.raises(ValueError, match=r"got 1: missing 's'"):
+        small.scale_rows(x=x)
+
+
 def test_out_of_range_gather_raises_index_error(small):
     table = np.arange(8, dtype=np.float32).reshape(4, 2)
     np.testing.assert_array_equal(

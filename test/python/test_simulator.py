@@ -118,6 +118,13 @@ def test_wrong_inputs_are_refused_before_any_device_starts():
     with pytest.raises(ValueError, match="parameter 'embed' expects float32 "
                        "of shape \\[8, 4\\]"):
         module.simulate("storylm0_forward", args[0], args[1][:4], *args[2:])
+    # A wrong dtype is a TypeError, as in a direct call.
+    with pytest.raises(TypeError, match="parameter 'embed' expects float32"):
+        module.simulate("storylm0_forward", args[0],
+                        args[1].astype(np.float64), *args[2:])
+    with pytest.raises(TypeError, match="parameter 'embed'"):
+        module.storylm0_forward(args[0], args[1].astype(np.float64),
+                                *args[2:])
     with pytest.raises(ValueError, match="takes 9 argument"):
         module.simulate("storylm0_forward", *args[:3])
     with pytest.raises(ValueError, match="no mesh-placed function 'nope'"):
