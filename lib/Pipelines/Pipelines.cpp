@@ -59,6 +59,9 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   for (const ::kina::TunedMatmul &t : tuned)
     matmul.tuned.push_back(::kina::formatTunedMatmul(t));
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
+  // A result declared `@reuses(p)` is computed into p's tensor (before the
+  // tilings, which then carry p as their destination)...
+  pm.addPass(createDonateDestinationsPass());
   pm.addNestedPass<func::FuncOp>(createTileMatmulsPass(matmul));
   pm.addNestedPass<func::FuncOp>(createSplitParallelOpsPass());
   pm.addNestedPass<func::FuncOp>(createTileTransposesPass());
@@ -66,8 +69,6 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   // The accumulator tile: out of the K loop, carried in registers.
   pm.addPass(createLoopInvariantSubsetHoistingPass());
   pm.addPass(createCanonicalizerPass());
-  // A result declared `@reuses(p)` is computed into p's tensor...
-  pm.addPass(createDonateDestinationsPass());
   // A value computed into a fresh tensor and then inserted into a larger
   // one (an all-gather's own block) is computed in its place instead.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());

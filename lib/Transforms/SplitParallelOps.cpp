@@ -7,6 +7,13 @@
 // parallel dimensions are split, so every element is computed exactly as
 // before: results do not depend on the thread count.
 //
+// An op that reads the tensor it writes into (a donated argument's update,
+// `ins(%w) outs(%w)`, kina-donate-destinations) reads each piece from the
+// loop's shared output, at the slice the piece writes: the bufferization
+// then sees one buffer read and written in place, where a read of the
+// original tensor beside writes to the shared one looks like a conflict
+// and costs a copy of the argument.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Kina/Transforms/Passes.h"
@@ -14,12 +21,45 @@
 #include "CheckedOptions.h"
 #include "TileOp.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
 namespace mlir::kina {
 #define GEN_PASS_DEF_SPLITPARALLELOPSPASS
 #include "Kina/Transforms/Passes.h.inc"
 } // namespace mlir::kina
 
 using namespace mlir;
+
+/// In `forall`'s body: an extract_slice of a shared output's initial value
+/// at exactly the slice the body writes back into that output reads the
+/// shared output instead. Only that slice: another piece may already have
+/// written any other.
+static void readOwnSliceFromShared(scf::ForallOp forall) {
+  for (auto [init, shared] :
+       llvm::zip(forall.getOutputs(), forall.getRegionIterArgs())) {
+    SmallVector<tensor::ParallelInsertSliceOp> writes;
+    for (Operation *user : shared.getUsers())
+      if (auto write = dyn_cast<tensor::ParallelInsertSliceOp>(user))
+        writes.push_back(write);
+    if (writes.size() != 1)
+      continue;
+    tensor::ParallelInsertSliceOp write = writes.front();
+    auto sameSlice = [&](tensor::ExtractSliceOp read) {
+      return isEqualConstantIntOrValueArray(read.getMixedOffsets(),
+                                            write.getMixedOffsets()) &&
+             isEqualConstantIntOrValueArray(read.getMixedSizes(),
+                                            write.getMixedSizes()) &&
+             isEqualConstantIntOrValueArray(read.getMixedStrides(),
+                                            write.getMixedStrides());
+    };
+    forall.getBody()->walk([&](tensor::ExtractSliceOp read) {
+      if (read.getSource() == init && sameSlice(read))
+        read.getSourceMutable().assign(shared);
+    });
+  }
+}
 
 /// Tile sizes that split the outermost parallel dimension of more than one
 /// iteration into about `pieces` tiles; empty if there is none.
@@ -73,9 +113,13 @@ struct SplitParallelOpsPass
       SmallVector<int64_t> sizes = splitSizes(op, pieces);
       if (sizes.empty())
         continue;
+      Operation *loop = nullptr;
       if (failed(mlir::kina::detail::tileInPlace(
-              rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForallOp)))
+              rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForallOp,
+              &loop)))
         return signalPassFailure();
+      if (auto forall = dyn_cast_or_null<scf::ForallOp>(loop))
+        readOwnSliceFromShared(forall);
     }
   }
 };

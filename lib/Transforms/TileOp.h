@@ -9,11 +9,13 @@
 namespace mlir::kina::detail {
 
 /// Replaces `op` by its tiling with `sizes` (0: that loop untiled) into
-/// loops of `loopType`; fails as the tiling does.
+/// loops of `loopType` (the outermost in `outer`, when given); fails as the
+/// tiling does.
 inline LogicalResult tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
                                  ArrayRef<int64_t> sizes,
                                  scf::SCFTilingOptions::LoopType loopType =
-                                     scf::SCFTilingOptions::LoopType::ForOp) {
+                                     scf::SCFTilingOptions::LoopType::ForOp,
+                                 Operation **outer = nullptr) {
   scf::SCFTilingOptions options;
   options.setLoopType(loopType);
   options.setTileSizes(getAsIndexOpFoldResult(op->getContext(), sizes));
@@ -22,6 +24,8 @@ inline LogicalResult tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
       rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(tiled))
     return failure();
+  if (outer)
+    *outer = tiled->loops.empty() ? nullptr : tiled->loops.front().getOperation();
   rewriter.replaceOp(op, tiled->replacements);
   return success();
 }

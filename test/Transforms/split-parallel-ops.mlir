@@ -48,3 +48,36 @@ func.func @small(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %t = linalg.transpose ins(%x : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) permutation = [1, 0]
   return %t : tensor<64x64xf32>
 }
+
+// An update that reads the tensor it writes into (a donated argument's,
+// ins(%w) outs(%w)): each piece reads its own slice from the shared
+// output, so that bufferization sees one buffer updated in place. A
+// transpose's input slice is another region of the output: it keeps
+// reading the original.
+#elementwise = affine_map<(d0, d1) -> (d0, d1)>
+#swapped = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @update_in_place
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<512x512xf32>, %[[G:[^:]*]]: tensor<512x512xf32>)
+// CHECK: scf.forall (%[[I:.*]]) = (0) to (512) step (64) shared_outs(%[[OUT:.*]] = %[[W]])
+// CHECK-DAG: %[[OLD:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [64, 512] [1, 1]
+// CHECK-DAG: tensor.extract_slice %[[G]][%[[I]], 0] [64, 512] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[OLD]], %{{.*}} : tensor<64x512xf32>, tensor<64x512xf32>)
+// CHECK-LABEL: func.func @transpose_in_place
+// CHECK: scf.forall ({{.*}}) shared_outs(%[[T:.*]] = %[[X:[^)]*]])
+// CHECK-NOT: tensor.extract_slice %[[T]]{{.*}} [512, 64]
+// CHECK: tensor.extract_slice %[[X]]
+func.func @update_in_place(%w: tensor<512x512xf32>, %g: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %n = linalg.generic {indexing_maps = [#elementwise, #elementwise, #elementwise], iterator_types = ["parallel", "parallel"]} ins(%w, %g : tensor<512x512xf32>, tensor<512x512xf32>) outs(%w : tensor<512x512xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<512x512xf32>
+  return %n : tensor<512x512xf32>
+}
+func.func @transpose_in_place(%x: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %n = linalg.generic {indexing_maps = [#swapped, #elementwise], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<512x512xf32>) outs(%x : tensor<512x512xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<512x512xf32>
+  return %n : tensor<512x512xf32>
+}
