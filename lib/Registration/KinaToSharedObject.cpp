@@ -49,6 +49,13 @@ static llvm::cl::opt<std::string> targetCPU(
                    "or a name Kina knows: znver5, skylake-avx512, ...)"),
     llvm::cl::init("host"));
 
+static llvm::cl::opt<bool> printRemarks(
+    "remarks",
+    llvm::cl::desc("with --kina-to-so, print the sharding remarks (each "
+                   "collective the propagation inserted, and each "
+                   "function's communication); quiet by default"),
+    llvm::cl::init(false));
+
 static llvm::cl::opt<std::string> matmulTuning(
     "matmul-tuning",
     llvm::cl::desc("with --kina-to-so, the matmul parameters measured for "
@@ -87,6 +94,15 @@ static LogicalResult translateToSharedObject(
     const std::shared_ptr<llvm::SourceMgr> &sourceMgr, raw_ostream &output,
     MLIRContext *context) {
   context->loadDialect<KinaDialect, func::FuncDialect>();
+  // Errors and remarks point at the .kina line; the op that MLIR would
+  // print beside them is the compiler's business.
+  context->printOpOnDiagnostic(false);
+  // Remarks only on request (`--remarks`, `kina-opt
+  // --kina-propagate-sharding`, or `m.remarks` in Python).
+  ScopedDiagnosticHandler quiet(context, [](Diagnostic &diagnostic) {
+    return success(diagnostic.getSeverity() == DiagnosticSeverity::Remark &&
+                   !printRemarks);
+  });
   StringRef name =
       sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID())
           ->getBufferIdentifier();
