@@ -65,10 +65,23 @@ private:
   FailureOr<Value> convert(Operation *at, Value value, PlacementAttr target,
                            const Twine &why);
   std::string describe(Value value) const;
+  /// What asks for placement `asked` of `op`'s result: the function's
+  /// result type when the result is returned where that placement is
+  /// declared (the frontend gives the returned op the declared type), else
+  /// the annotation on `op`'s line.
+  std::string requester(Operation *op, PlacementAttr asked) const;
 
   MeshOp mesh;
   /// Where each value's placement came from (an annotation), for remarks.
   DenseMap<Value, std::string> origin;
+  /// Where a value's split or partial sum over one mesh axis came from,
+  /// when an op's rule chose it (a value split over two axes may owe each
+  /// to another annotation); else `origin`.
+  DenseMap<std::pair<Value, StringAttr>, std::string> axisOrigin;
+  std::string originOver(Value value, StringAttr axis) const {
+    auto it = axisOrigin.find({value, axis});
+    return it != axisOrigin.end() ? it->second : origin.lookup(value);
+  }
 };
 } // namespace
 
@@ -80,10 +93,33 @@ std::string Propagation::describe(Value value) const {
   return text;
 }
 
+std::string Propagation::requester(Operation *op, PlacementAttr asked) const {
+  Value value = op->getResult(0);
+  auto fn = op->getParentOfType<func::FuncOp>();
+  for (OpOperand &use : value.getUses())
+    if (isa<func::ReturnOp>(use.getOwner()) &&
+        cast<KinaTensorType>(
+            fn.getResultTypes()[use.getOperandNumber()]).getPlacement() ==
+            asked)
+      return "the result type of '" + fn.getName().str() + "' (" +
+             locationText(fn.getLoc()) + ")";
+  return "the annotation at " + locationText(op->getLoc());
+}
+
+/// Whether `value` is a parameter, or a broadcast, reshape or transpose of
+/// one: its split is the parameter's own annotation, not one it inherited.
+static bool isParameterView(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (!isa<BroadcastOp, ReshapeOp, TransposeOp>(op))
+      return false;
+    value = op->getOperand(0);
+  }
+  return true;
+}
+
 FailureOr<Value> Propagation::convert(Operation *at, Value value,
                                       PlacementAttr target, const Twine &why) {
   OpBuilder builder(at);
-  std::string before = describe(value);
   SmallVector<Operation *> made;
   FailureOr<Value> converted =
       convertPlacement(builder, at->getLoc(), value, target,
@@ -91,13 +127,23 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
   if (failed(converted))
     return failure();
   for (Operation *op : made) {
+    // Each step of a chain says the placement its own input has, and the
+    // annotation behind the mesh axis it moves data over.
+    Value input = op->getOperand(0);
+    auto over = op->getAttrOfType<StringAttr>("over");
     origin[op->getResult(0)] = origin.lookup(value);
+    for (Attribute axis : mesh.getAxes())
+      if (axisOrigin.count({input, cast<StringAttr>(axis)}))
+        axisOrigin[{op->getResult(0), cast<StringAttr>(axis)}] =
+            axisOrigin.lookup({input, cast<StringAttr>(axis)});
     int64_t bytes = bytesSentPerDevice(op);
     if (bytes == 0)
       continue; // all_slice: each device keeps its block, nothing moves
+    std::string from = originOver(input, over);
     at->emitRemark() << "inserted " << op->getName() << " over mesh axis '"
-                     << op->getAttrOfType<StringAttr>("over").getValue()
-                     << "' of a value placed " << before << ": " << why
+                     << over.getValue() << "' of a value placed "
+                     << placementOf(input).str()
+                     << (from.empty() ? "" : ", from " + from) << ": " << why
                      << "; each device sends " << bytes << " bytes";
   }
   return converted;
@@ -276,9 +322,18 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
           failed(replaceOperand(i, placement.withSplit(*dim, axis), "")))
         return failure();
     }
-    for (auto [i, factor] : claims)
-      if (factor == keep && resultOrigin.empty())
-        resultOrigin = origin.lookup(op->getOperand(i));
+    // The result's split over this axis comes from the operands that keep
+    // it; a parameter's own annotation first (a row-parallel weight makes
+    // a product partial, more than the activation split before it).
+    std::string keptFrom;
+    for (bool direct : {true, false})
+      for (auto [i, factor] : claims)
+        if (factor == keep && keptFrom.empty() &&
+            (!direct || isParameterView(op->getOperand(i))))
+          keptFrom = originOver(op->getOperand(i), axis);
+    axisOrigin[{op->getResult(0), axis}] = keptFrom;
+    if (resultOrigin.empty())
+      resultOrigin = keptFrom;
     result = resultDim ? result.withSplit(*resultDim, axis)
                        : result.withPartial(axis);
   }
@@ -294,15 +349,14 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   SmallVector<OpOperand *> uses;
   for (OpOperand &use : value.getUses())
     uses.push_back(&use);
+  std::string asker = requester(op, wanted);
   FailureOr<Value> converted =
-      convert(next, value, wanted,
-              "the annotation at " + locationText(op->getLoc()) + " asks for " +
-                  wanted.str());
+      convert(next, value, wanted, asker + " asks for " + wanted.str());
   if (failed(converted))
     return failure();
   for (OpOperand *use : uses)
     use->set(*converted);
-  origin[*converted] = "the annotation at " + locationText(op->getLoc());
+  origin[*converted] = asker;
   return success();
 }
 
@@ -340,8 +394,7 @@ LogicalResult Propagation::run(func::FuncOp fn) {
         return op->emitError("internal error: operand placement undecided");
     auto type = cast<KinaTensorType>(op->getResult(0).getType());
     if (!type.getPlacement().isAuto())
-      origin[op->getResult(0)] =
-          "the annotation at " + locationText(op->getLoc());
+      origin[op->getResult(0)] = requester(op, type.getPlacement());
     // A reduction over a split axis computed from per-device statistics:
     // its ops are placed in turn, and the last stands for it (with the
     // placement an annotation asked of it).

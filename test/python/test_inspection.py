@@ -59,11 +59,16 @@ def test_remarks_name_the_line_and_the_bytes(layer):
                                      "reduce_scatter", "all_to_all")
         assert remark.over == "x" and remark.bytes > 0 and remark.reason
     # The MLP's row-parallel product is reduced where the residual adds
-    # it, a remark at that line naming the weight the split came from.
-    mlp = [r for r in layer.remarks if r.location.startswith("layer.kina:15:")]
+    # it, a remark at that line naming the row-parallel weight that made
+    # it partial (not the column-parallel one before it).
+    mlp = [r for r in layer.remarks if r.location == "layer.kina:15:15"]
     assert mlp and all(r.collective == "all_reduce" and r.bytes == 512
                        for r in mlp)
-    assert {"parameter 'w_fc'", "parameter 'w_proj'"} & {r.origin for r in mlp}
+    assert {r.origin for r in mlp} == {"parameter 'w_proj'"}
+    # In the backward, x1's cotangent through x1 @ w_fc (at the product's
+    # line) is partial because of w_fc's column split.
+    backward = [r for r in layer.remarks if r.location == "layer.kina:15:25"]
+    assert [r.origin for r in backward] == ["parameter 'w_fc'"]
 
 
 def test_every_stage_is_kept(layer):
