@@ -1,6 +1,8 @@
 //===- Reshard.cpp - Placement changes as collectives ---------------------===//
 #include "Kina/Sharding/Reshard.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::kina;
 
@@ -25,30 +27,70 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
   };
   // Removals first (each leaves a valid placement), then the moves, then
   // the cuts, so that no intermediate placement uses a mesh axis twice.
-  for (Attribute attr : mesh.getAxes()) {
-    auto axis = cast<StringAttr>(attr);
-    PlacementAttr now = placementOf(value);
-    std::optional<int64_t> to = target.getAxisSplitBy(axis);
-    if (now.isPartialOver(axis) && !target.isPartialOver(axis)) {
-      Operation *op =
-          to && !now.getSplitOf(*to)
-              ? createInferred<ReduceScatterOp>(builder, loc, value, *to,
-                                                axis.getValue())
-                    .getOperation()
-              : createInferred<AllReduceOp>(builder, loc, value,
-                                            ReductionKind::sum, axis.getValue())
-                    .getOperation();
-      if (failed(step(op)))
-        return failure();
+  // The removals of one mesh axis (a reduction, a gather) change the
+  // block the next axis's move; they go axis by axis in the order that
+  // sends the fewest bytes (a partial sum reduced while its block is
+  // still split, then gathered), whatever order the mesh declares its
+  // axes in; ties keep the declared order.
+  auto removeOver = [&](ArrayRef<StringAttr> order, Value &current,
+                        function_ref<void(Operation *)> made) {
+    for (StringAttr axis : order) {
+      PlacementAttr now = placementOf(current);
+      std::optional<int64_t> to = target.getAxisSplitBy(axis);
+      auto take = [&](Operation *op) {
+        if (op) {
+          made(op);
+          current = op->getResult(0);
+        }
+        return op != nullptr;
+      };
+      if (now.isPartialOver(axis) && !target.isPartialOver(axis) &&
+          !take(to && !now.getSplitOf(*to)
+                    ? tryCreateInferred<ReduceScatterOp>(
+                          builder, loc, current, *to, axis.getValue())
+                          .getOperation()
+                    : tryCreateInferred<AllReduceOp>(builder, loc, current,
+                                                     ReductionKind::sum,
+                                                     axis.getValue())
+                          .getOperation()))
+        return false;
+      std::optional<int64_t> from = placementOf(current).getAxisSplitBy(axis);
+      // A split the target does not keep on this mesh axis, and that
+      // cannot move to its new axis (taken by another mesh axis) is
+      // gathered.
+      if (from && from != to && (!to || placementOf(current).getSplitOf(*to)) &&
+          !take(tryCreateInferred<AllGatherOp>(builder, loc, current, *from,
+                                               axis.getValue())))
+        return false;
     }
-    std::optional<int64_t> from = placementOf(value).getAxisSplitBy(axis);
-    // A split the target does not keep on this mesh axis, and that cannot
-    // move to its new axis (taken by another mesh axis) is gathered.
-    if (from && from != to && (!to || placementOf(value).getSplitOf(*to)))
-      if (failed(step(createInferred<AllGatherOp>(builder, loc, value, *from,
-                                                  axis.getValue()))))
-        return failure();
-  }
+    return true;
+  };
+  SmallVector<StringAttr> order = llvm::map_to_vector(
+      mesh.getAxes(), [](Attribute a) { return cast<StringAttr>(a); });
+  SmallVector<unsigned> indices =
+      llvm::to_vector(llvm::seq<unsigned>(0, order.size()));
+  SmallVector<StringAttr> cheapest = order;
+  std::optional<int64_t> fewest;
+  do {
+    SmallVector<StringAttr> tried =
+        llvm::map_to_vector(indices, [&](unsigned i) { return order[i]; });
+    Value scratch = value;
+    SmallVector<Operation *> made;
+    bool built = removeOver(tried, scratch,
+                            [&](Operation *op) { made.push_back(op); });
+    int64_t bytes = 0;
+    for (Operation *op : made)
+      bytes += bytesSentPerDevice(op);
+    for (Operation *op : llvm::reverse(made))
+      op->erase();
+    if (built && (!fewest || bytes < *fewest)) {
+      fewest = bytes;
+      cheapest = tried;
+    }
+  } while (std::next_permutation(indices.begin(), indices.end()));
+  if (!removeOver(cheapest, value, [&](Operation *op) { onCreated(op); }))
+    return emitError(loc) << "internal error: converting " << source.str()
+                          << " to " << target.str();
   for (Attribute attr : mesh.getAxes()) {
     auto axis = cast<StringAttr>(attr);
     std::optional<int64_t> from = placementOf(value).getAxisSplitBy(axis);
