@@ -3,7 +3,11 @@
 // BLIS-like: cache tiles (the N tiles parallel), B's block packed into
 // contiguous strips, register tiles vectorized with their contraction
 // lowered to outer products; batched matmuls split into matmuls first.
-// Shapes whose N the strip width does not divide keep the plain loops.
+// Shapes whose N the strip width does not divide keep the plain loops,
+// whose multiply-add becomes one fused multiply-add: every element of a
+// product is then the same chain of FMAs over K, in K's order, whichever
+// path computes it, so that a product split by columns (a column-parallel
+// shard, a narrower tile) has exactly the bits of the whole one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +20,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorTransforms.h"
@@ -173,6 +178,32 @@ static void readFromStrips(RewriterBase &rewriter, linalg::MatmulOp strip,
                              rewriter.getIndexAttr(width)},
       ArrayRef<OpFoldResult>{one, one, one});
   rewriter.modifyOpInPlace(strip, [&] { strip->setOperand(1, slice); });
+}
+
+/// `op` (a matmul the tiling left as loops) as a generic whose body is
+/// one `math.fma` of the two elements and the accumulator: the vectorized
+/// tiles' arithmetic (their contraction lowers to vector FMAs). Left
+/// alone if its body is not the multiply-add of a float matmul.
+static LogicalResult contractWithFma(RewriterBase &rewriter,
+                                     linalg::LinalgOp op) {
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+  if (failed(generic))
+    return failure();
+  Block &body = generic->getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  auto multiply =
+      add ? add.getRhs().getDefiningOp<arith::MulFOp>() : arith::MulFOp();
+  if (!multiply || add.getLhs() != body.getArgument(2) ||
+      !multiply->hasOneUse())
+    return success();
+  rewriter.setInsertionPoint(add);
+  Value fused = math::FmaOp::create(rewriter, add.getLoc(), multiply.getLhs(),
+                                    multiply.getRhs(), add.getLhs());
+  rewriter.replaceOp(add, fused);
+  rewriter.eraseOp(multiply);
+  return success();
 }
 
 /// Vectorizes one register tile (a matmul small enough for the registers)
@@ -403,6 +434,17 @@ struct TileMatmulsPass
                                   p.tileM)))
         return signalPassFailure();
     }
+    // What stays loops contracts with FMAs too.
+    SmallVector<linalg::LinalgOp> plain;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+          op.hasPureTensorSemantics() &&
+          isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+        plain.push_back(op);
+    });
+    for (linalg::LinalgOp op : plain)
+      if (failed(contractWithFma(rewriter, op)))
+        return signalPassFailure();
     // vector.contract of the register tile as outer products; transfers
     // with permutation maps as plain ones.
     RewritePatternSet patterns(&getContext());

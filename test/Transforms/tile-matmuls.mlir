@@ -51,12 +51,17 @@ func.func @tiled(%a: tensor<16x40xf32>, %b: tensor<40x64xf32>, %c: tensor<16x64x
 
 // -----
 
-// N that the strip width does not divide keeps the plain matmul.
+// N that the strip width does not divide keeps the plain loops, whose
+// multiply-add is one fused multiply-add, as in the vector tiles: a
+// column split that narrows N keeps the bits.
 // CHECK-LABEL: func.func @untiled
 // CHECK-NOT: scf.for
-// CHECK: linalg.matmul
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32):
+// CHECK-NEXT: %[[F:.*]] = math.fma %[[A]], %[[B]], %[[C]] : f32
+// CHECK-NEXT: linalg.yield %[[F]]
 // AVX2-LABEL: func.func @untiled
-// AVX2: linalg.matmul
+// AVX2: math.fma
 func.func @untiled(%a: tensor<6x4xf32>, %b: tensor<4x8xf32>, %c: tensor<6x8xf32>) -> tensor<6x8xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<6x4xf32>, tensor<4x8xf32>) outs(%c : tensor<6x8xf32>) -> tensor<6x8xf32>
   return %0 : tensor<6x8xf32>

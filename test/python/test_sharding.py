@@ -76,3 +76,46 @@ def test_realistic_vocab_split_equals_the_unsharded_model():
     unsharded = kina.compile(forward_source(*widths))
     logits, reference = sharded.main(*args), unsharded.main(*args)
     assert np.abs(logits - reference).max() <= 1e-5 * np.abs(reference).max()
+
+
+# Column splits of x @ w over a grid of shapes: the decode path (M = 1),
+# small and odd contractions, panels the vector tiles do and do not fit
+# (N / devices = 4 ... 48).
+COLUMN_SHAPES = [(m, k, n) for m in (1, 4, 17) for k in (8, 13, 64)
+                 for n in (16, 48, 96)]
+
+
+def column_source(devices):
+    lines = ["@mesh([%d])" % devices]
+    for m, k, n in COLUMN_SHAPES:
+        x = "Tensor[F32, [%d, %d], %%s]" % (m, k)
+        w = "Tensor[F32, [%d, %d], %%s]" % (k, n)
+        y = "Tensor[F32, [%d, %d], %%s]" % (m, n)
+        for name, wp, yp in (("whole", "@host", "@host"),
+                             ("split", "@sharded(axis=1)",
+                              "@sharded(axis=1)")):
+            xp = "@host" if name == "whole" else "@replicated"
+            lines.append("fn %s_%d_%d_%d(x: %s, w: %s) -> %s {\n"
+                         "  return x @ w\n}" % (name, m, k, n, x % xp, w % wp,
+                                                y % yp))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("devices", [2, 4])
+def test_column_splits_are_bit_identical_over_shapes(devices):
+    module = kina.compile(column_source(devices), "columns.kina")
+    rng = np.random.default_rng(devices)
+    for m, k, n in COLUMN_SHAPES:
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        w = rng.standard_normal((k, n)).astype(np.float32)
+        whole = getattr(module, "whole_%d_%d_%d" % (m, k, n))(x, w)
+        split = getattr(module, "split_%d_%d_%d" % (m, k, n))(x, w)
+        np.testing.assert_allclose(whole, x.astype(np.float64) @ w,
+                                   rtol=1e-5, atol=1e-5)
+        assert np.array_equal(split, whole), (m, k, n, devices,
+                                              np.abs(split - whole).max())
+    # The per-device form, on the simulator, too.
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 16)).astype(np.float32)
+    simulated = module.simulate("split_4_8_16", x, w, report=False).value
+    assert np.array_equal(simulated, module.whole_4_8_16(x, w))
