@@ -2,7 +2,10 @@
 //
 // Upstream's elementwise fusion patterns under a control function that
 // only fuses an all-parallel generic into an all-parallel generic that is
-// its only user.
+// its only user, or that only spreads rank-0 values (a broadcast scalar:
+// recomputed in each user, it is a register, not a full-size tensor that
+// every user reads; the AdamW update's coefficients, which CSE shares
+// between every weight of one shape).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +26,14 @@ static bool allParallel(linalg::GenericOp op) {
   return op && op.getNumLoops() == op.getNumParallelLoops();
 }
 
+/// Whether every input of `op` is a rank-0 tensor.
+static bool spreadsScalars(linalg::GenericOp op) {
+  return llvm::all_of(op.getDpsInputs(), [](Value input) {
+    auto type = dyn_cast<RankedTensorType>(input.getType());
+    return type && type.getRank() == 0;
+  });
+}
+
 namespace {
 struct FuseElementwisePass
     : mlir::kina::impl::FuseElementwisePassBase<FuseElementwisePass> {
@@ -33,7 +44,7 @@ struct FuseElementwisePass
           auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
           auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
           return allParallel(producer) && allParallel(consumer) &&
-                 producer->hasOneUse();
+                 (producer->hasOneUse() || spreadsScalars(producer));
         });
     GreedyRewriteConfig config;
     config.enableFolding(false).enableConstantCSE(false);
