@@ -23,7 +23,9 @@
    one function) of the ~110M GPT at B=4, T=64 and of train_gpt.py's
    byte-level model, on 1 and 2 threads against PyTorch eager (autograd
    and torch.optim.AdamW(foreach=True)), with compile time and peak
-   memory.
+   memory; and the data- and Megatron-parallel steps on `mpirun -n 2`
+   (kina.training.RankTrainer, one thread per rank) against one device
+   on one thread, in turns.
 
 Figures for a CPU come from that CPU: on an AVX-512 machine this measures
 the AVX-512 code, on an AVX2 one the AVX2 code (docs/performance.md).
@@ -47,6 +49,7 @@ import argparse
 import json
 import os
 import pathlib
+import shutil
 import statistics
 import subprocess
 import sys
@@ -194,7 +197,7 @@ def worker(spec):
                       collective_seconds=last.collective_seconds,
                       bit_identical=bool(np.array_equal(last.value,
                                                         expected)))
-    if what in ("train-compile", "train-kina", "train-torch"):
+    if what in ("train-compile", "train-kina", "train-ranks", "train-torch"):
         return training_worker(what, spec, repeats)
     if what in ("gpt-grad-compile", "gpt-grad-kina", "gpt-grad-torch"):
         return gpt_gradient_worker(what, spec, repeats)
@@ -316,11 +319,23 @@ def training_worker(what, spec, repeats):
     cfg = gpt.Config(**TRAINING_MODELS[spec["model"]])
     peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if what == "train-compile":
-        return compiled_once(gpt.train_source(cfg), spec["path"])
+        return compiled_once(gpt.train_source(
+            cfg, mesh=spec.get("mesh"),
+            parallel=spec.get("parallel", "megatron")), spec["path"])
     rng = np.random.default_rng(1)
     ids = rng.integers(0, cfg.v, (cfg.b, cfg.t))
     targets = rng.integers(0, cfg.v, (cfg.b, cfg.t))
     weights = gpt.weights(cfg, seed=0, tied=True)
+    if what == "train-ranks":
+        # Every rank of the mpirun runs this; rank 0 reports.
+        from kina.training import RankTrainer
+        trainer = RankTrainer(cfg, spec["path"], weights, lr=1e-4, threads=1)
+        del weights
+        result = timing(lambda: trainer.step(ids, targets), repeats)
+        result.update(peak_mib=peak())
+        rank = trainer.rank
+        trainer.close()
+        return result if rank == 0 else None
     if what == "train-torch":
         import torch
         from kina.torch_reference import TorchTrainer
@@ -377,6 +392,22 @@ def interleaved(runs, threads, repeats):
                              seconds=statistics.median(samples),
                              low=min(samples), high=max(samples))
     return merged
+
+
+def training_ranks(path, model):
+    """One round of the mesh-placed training step compiled to `path` on
+    `mpirun -n 2`, one thread per rank (kina.training.RankTrainer): rank
+    0's timing, as `spawn` returns it."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    for var in THREAD_VARS:
+        env[var] = "1"
+    spec = dict(what="train-ranks", threads=1, repeats=CALLS_PER_ROUND,
+                path=path, model=model)
+    out = subprocess.run(["mpirun", "-n", "2", sys.executable, __file__,
+                          "--worker", json.dumps(spec)], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 class TwoRanks:
@@ -723,6 +754,20 @@ def training_section(r, **_):
                           spread(torch_), torch_["peak_mib"],
                           torch_["state_mib"],
                           torch_["seconds"] / kina_["seconds"]))
+            # Two ranks against one device on one thread, in turns.
+            for parallel in ("data", "megatron") if shutil.which("mpirun") \
+                    else ():
+                ranks_path = os.path.join(directory, parallel + ".so")
+                spawn("train-compile", 1, 1, path=ranks_path, model=model,
+                      mesh=2, parallel=parallel)
+                one, two = interleaved(
+                    [("train-kina", dict(path=path, model=model)),
+                     lambda: training_ranks(ranks_path, model)], 1, r)
+                print("  mpirun -n 2, %s parallel, 1 thread per rank: %s, "
+                      "peak %.0f MiB on rank 0   one device, 1 thread: %s   "
+                      "%.2fx one device" % (
+                          parallel, spread(two), two["peak_mib"], spread(one),
+                          one["seconds"] / two["seconds"]))
     print("    PyTorch: %s" % "; ".join(torch_["blas"]))
 
 
@@ -750,7 +795,9 @@ def main():
                         help="the sections to run, e.g. 4,5 (default: all)")
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(json.loads(args.worker))))
+        result = worker(json.loads(args.worker))
+        if result is not None:  # the ranks of an mpirun but the first
+            print(json.dumps(result))
         return
     unknown = [n for n in args.only if not 1 <= n <= len(SECTIONS)]
     if unknown:
