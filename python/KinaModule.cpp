@@ -469,6 +469,7 @@ py::dict toDict(const kina::FunctionSignature &fn) {
     py::dict entry;
     entry["op"] = probe.op;
     entry["location"] = probe.location;
+    entry["name"] = probe.name;
     entry["tensor"] = toDict(probe.tensor, false);
     probes.append(entry);
   }

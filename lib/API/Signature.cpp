@@ -71,11 +71,14 @@ renderFunctions(const std::vector<FunctionSignature> &list) {
       function["result"] = renderTensor(fn.results.front(), false);
     if (!fn.probes.empty()) {
       llvm::json::Array probes;
-      for (const Probe &probe : fn.probes)
-        probes.push_back(
-            llvm::json::Object{{"op", probe.op},
-                               {"location", probe.location},
-                               {"tensor", renderTensor(probe.tensor, false)}});
+      for (const Probe &probe : fn.probes) {
+        llvm::json::Object entry{{"op", probe.op},
+                                 {"location", probe.location},
+                                 {"tensor", renderTensor(probe.tensor, false)}};
+        if (!probe.name.empty())
+          entry["name"] = probe.name;
+        probes.push_back(std::move(entry));
+      }
       function["probes"] = std::move(probes);
     }
     functions.push_back(std::move(function));
@@ -221,6 +224,8 @@ static bool parseFunctions(const llvm::json::Array *functions,
       if (ok) {
         probe.op = op->str();
         probe.location = location->str();
+        if (auto name = entry->getString("name"))
+          probe.name = name->str();
         fn.probes.push_back(std::move(probe));
       }
     }

@@ -49,10 +49,17 @@ OwningOpRef<ModuleOp> importKina(llvm::SourceMgr &sourceMgr,
     // too; MLIRGen skips what failed to parse without cascading.
     module = mlirGen(context, program, filename);
   }
+  // The first file position in `loc` (an op's location may be named).
   auto position = [](Location loc) {
-    auto fileLoc = dyn_cast<FileLineColLoc>(loc);
-    return fileLoc ? std::make_pair(fileLoc.getLine(), fileLoc.getColumn())
-                   : std::make_pair(0u, 0u);
+    std::pair<unsigned, unsigned> at(0u, 0u);
+    loc->walk([&](Location inner) {
+      auto fileLoc = dyn_cast<FileLineColLoc>(inner);
+      if (!fileLoc)
+        return WalkResult::advance();
+      at = {fileLoc.getLine(), fileLoc.getColumn()};
+      return WalkResult::interrupt();
+    });
+    return at;
   };
   // Sort indices, so that diagnostics at one position keep their order.
   std::vector<size_t> order(held.size());

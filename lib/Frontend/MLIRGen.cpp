@@ -73,6 +73,7 @@ private:
   void genReverseMode(const Function &fn);
   std::string paramName(func::FuncOp fn, unsigned i);
   void genStatement(const Statement &stmt, FunctionInfo &info);
+  void nameValue(Value value, StringRef name);
   void checkRecursion(const Program &program);
 
   Value checkAscription(const Statement &stmt, Value value);
@@ -598,8 +599,20 @@ void MLIRGen::genStatement(const Statement &stmt, FunctionInfo &info) {
     value = genExpr(*stmt.value);
     if (value && stmt.ascription)
       value = checkAscription(stmt, value);
+    nameValue(value, stmt.name);
   }
   bind(stmt.name, stmt.nameLoc, value);
+}
+
+/// The op computing `value`, bound as `name` (`h = x @ w`), gets the
+/// location `"h"(file:line:col)`: reports and tables (the simulator's,
+/// `show_sharding`) then say `h`. A value bound twice keeps its first
+/// name; parameters and several results are not renamed.
+void MLIRGen::nameValue(Value value, StringRef name) {
+  Operation *op = value ? value.getDefiningOp() : nullptr;
+  if (!op || op->getNumResults() != 1 || isa<NameLoc>(op->getLoc()))
+    return;
+  op->setLoc(NameLoc::get(builder.getStringAttr(name), op->getLoc()));
 }
 
 /// `value` when it has the statement's ascribed shape or type; null (after

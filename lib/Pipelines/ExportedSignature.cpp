@@ -111,6 +111,21 @@ static std::string describeLocation(Location loc) {
   return isAdjointLoc(loc) ? text + " (adjoint)" : text;
 }
 
+/// The source name of the value an op computes (its location named by
+/// the frontend, `"h"(file:line:col)`, also under an adjoint's name), or
+/// empty.
+static std::string sourceName(Location loc) {
+  std::string name;
+  loc->walk([&](Location inner) {
+    auto named = dyn_cast<NameLoc>(inner);
+    if (!named || isAdjointLoc(named))
+      return WalkResult::advance();
+    name = named.getName().str();
+    return WalkResult::interrupt();
+  });
+  return name;
+}
+
 /// The probes `fn` returns after its own results (buildExportedForms): one
 /// returned value per op marked `kina.probe`, last. On a device (`mesh`
 /// set), each with the placement of its global value.
@@ -138,7 +153,8 @@ static FailureOr<std::vector<Probe>> probesOf(func::FuncOp fn, MeshOp mesh) {
       tensor->placement =
           placementOf(cast<KinaTensorType>(global.getValue()), mesh);
     probes.push_back({op->getName().getStringRef().str(),
-                      describeLocation(op->getLoc()), std::move(*tensor)});
+                      describeLocation(op->getLoc()),
+                      sourceName(op->getLoc()), std::move(*tensor)});
   }
   return probes;
 }

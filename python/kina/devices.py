@@ -157,17 +157,22 @@ def _check_global(function, args):
 
 class Report(list):
     """One row per op of the program: `op`, `location`, `placement`,
-    `max_abs_diff` (sharded against unsharded). Prints as a table."""
+    `max_abs_diff` (sharded against unsharded) and `name` (the source name
+    bound to the op's value, `h` for `h = x @ w`; empty when none). Prints
+    as a table."""
 
     def __str__(self):
         if not self:
             return "(no ops)"
         width = max(len(r.location) for r in self)
-        lines = ["%-*s  %-16s  %-34s  %s" % (width, "location", "op",
-                                              "placement", "max_abs_diff")]
+        named = max(len("value"), *(len(r.name) for r in self))
+        lines = ["%-*s  %-*s  %-16s  %-34s  %s" % (
+            width, "location", named, "value", "op", "placement",
+            "max_abs_diff")]
         for r in self:
-            lines.append("%-*s  %-16s  %-34s  %.3g" % (
-                width, r.location, r.op, r.placement, r.max_abs_diff))
+            lines.append("%-*s  %-*s  %-16s  %-34s  %.3g" % (
+                width, r.location, named, r.name, r.op, r.placement,
+                r.max_abs_diff))
         return "\n".join(lines)
 
     def __repr__(self):
@@ -175,7 +180,8 @@ class Report(list):
 
 
 ReportRow = collections.namedtuple("ReportRow",
-                                   "op location placement max_abs_diff")
+                                   "op location placement max_abs_diff name",
+                                   defaults=("",))
 
 
 class SimulationResult:
@@ -258,7 +264,8 @@ def divergence_report(probe_entries, device_probes, unsharded_probes, mesh):
             same = (sharded == whole) | (np.isnan(sharded) & np.isnan(whole))
             diff = float(np.where(same, 0.0, difference).max())
         report.append(ReportRow(entry["op"], entry["location"],
-                                placed.placement, diff))
+                                placed.placement, diff,
+                                entry.get("name", "")))
     return report
 
 

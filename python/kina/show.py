@@ -33,8 +33,11 @@ def _rows(module, name, values):
         entry = probed._described["devices"][
             probed.per_device[name].index]
         for probe in entry["probes"]:
+            # `h @7:9`: the source name bound to the value where there is
+            # one, else the op (`matmul @7:9`, an intermediate).
             location = probe["location"].rsplit(":", 2)
-            label = "%s @%s" % (probe["op"].replace("kina.", ""),
+            label = "%s @%s" % (probe.get("name") or
+                                probe["op"].replace("kina.", ""),
                                 ":".join(location[-2:]))
             rows.append(("value", label, Placed(probe["tensor"],
                                                 module.mesh)))
@@ -56,9 +59,14 @@ def sharding_table(module, name, values=True):
                       placed.placement] + _blocks(placed))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     title = "%s on %s: %d devices" % (function.name, module.mesh, devices)
-    return "\n".join([title] + ["  ".join(cell.ljust(w) for cell, w in
-                                          zip(line, widths)).rstrip()
-                                for line in lines])
+    table = [title] + ["  ".join(cell.ljust(w) for cell, w in
+                                 zip(line, widths)).rstrip()
+                       for line in lines]
+    if any(placed.partial for _, _, placed in rows):
+        table.append("+ (@partial): each device holds a summand of the "
+                     "whole block; the value is their sum, which an "
+                     "all_reduce makes where a whole value is needed")
+    return "\n".join(table)
 
 
 def sharding_figure(module, name, values=True):

@@ -171,10 +171,27 @@ def test_show_sharding_names_each_devices_block(capsys):
     assert " ".join(lm_head).endswith("[:, 0:4] [:, 4:8] [:, 0:4] [:, 4:8]")
     wq = " ".join(next(line.split() for line in table if " wq " in line))
     assert wq.endswith("[:, 0:2] [:, 0:2] [:, 2:4] [:, 2:4]")
-    assert any(line.startswith("value   softmax") for line in table)
+    # Values by their source names; an intermediate without one by its op.
+    assert any(line.split()[:2] == ["value", "probs"] for line in table)
+    assert any(line.split()[:2] == ["value", "scores"] for line in table)
+    assert any(line.split()[:2] == ["value", "mul"] for line in table)
+    assert not any("partial" in line for line in table)
     figure = kina.show.sharding_figure(module, "storylm0_forward",
                                        values=False)
     assert len(figure.axes) == 4 * 10  # 4 devices x (9 params + result)
+
+
+def test_show_sharding_explains_partial_sums(capsys):
+    module = kina.compile_file(EXAMPLES["row"])
+    kina.show_sharding(module, "storylm0_forward", figure=False)
+    table = capsys.readouterr().out.splitlines()
+    summands = [line for line in table if line.endswith(" +")]
+    assert summands and table[-1].startswith("+ (@partial): each device "
+                                             "holds a summand")
+    report = module.simulate("storylm0_forward",
+                             *storylm0.arguments()).report
+    assert "residual" in {row.name for row in report}
+    assert "value" in str(report).splitlines()[0]
 
 
 def test_process_exits_cleanly_after_simulating_and_unloading():

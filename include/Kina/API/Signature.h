@@ -47,6 +47,7 @@ struct TensorSignature {
 struct Probe {
   std::string op;       // `kina.matmul`
   std::string location; // `file:line:col`
+  std::string name;     // the source name bound to it (`h`), or empty
   TensorSignature tensor;
 };
 
