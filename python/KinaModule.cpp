@@ -178,19 +178,36 @@ private:
 };
 
 /// The result arrays of function `index` (on `device`, -1 for the host
-/// form) from the pool, their data appended to `pointers`.
+/// form): from the pool, their data appended to `pointers`, but for a
+/// result that reuses parameter p, which is `donated[p]` (no pointer).
 std::vector<py::array> resultOutputs(ResultPool &pool,
                                      const kina::FunctionSignature &fn,
                                      size_t index, int device,
-                                     std::vector<void *> &pointers) {
+                                     std::vector<void *> &pointers,
+                                     const std::vector<py::array> &donated) {
   std::vector<py::array> results;
   for (size_t i = 0; i < fn.results.size(); ++i) {
+    if (fn.results[i].reuses) {
+      results.push_back(donated[*fn.results[i].reuses]);
+      continue;
+    }
     results.push_back(pool.take(ResultPool::slot(index, device, i),
                                 numpyDtype(fn.results[i].dtype),
                                 fn.results[i].shape));
     pointers.push_back(results.back().mutable_data());
   }
   return results;
+}
+
+/// A fresh copy of `array`, for a parameter that a result reuses where the
+/// caller's block must survive the call (the simulator's inputs, which
+/// `m.distribute` lets a caller pass again).
+py::array freshCopy(const py::array &array, std::vector<py::array> &made) {
+  made.push_back(py::reinterpret_steal<py::array>(
+      py::detail::npy_api::get().PyArray_NewCopy_(array.ptr(), 0)));
+  if (!made.back())
+    throw py::error_already_set();
+  return made.back();
 }
 
 /// A loaded shared object. Functions keep it alive.
@@ -382,14 +399,26 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
     if (inputs.size() != fn.params.size())
       throw py::value_error(fn.name + " per device takes " +
                             std::to_string(fn.params.size()) + " inputs");
-    for (size_t i = 0; i < fn.params.size(); ++i)
-      args[d].push_back(argumentData(
-          inputs[i], fn.params[i], numpyDtype(fn.params[i].dtype), made, [&] {
+    // A parameter a result reuses gets a copy of the device's block: the
+    // caller's blocks stay as they were (docs/interfaces.md).
+    std::vector<py::array> donated(fn.params.size());
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      void *data = argumentData(
+          inputs[i], fn.params[i], numpyDtype(fn.params[i].dtype), made,
+          [&] {
             return fn.name + "() on device " + std::to_string(d) +
                    ": parameter '" + fn.params[i].name + "'";
-          }));
+          },
+          fn.isDonated(i) ? &donated[i] : nullptr);
+      if (fn.isDonated(i)) {
+        donated[i] = freshCopy(donated[i], made);
+        data = donated[i].mutable_data();
+      }
+      args[d].push_back(data);
+    }
     results.append(py::cast(resultOutputs(const_cast<Library &>(library).results,
-                                          fn, index, int(d), args[d])));
+                                          fn, index, int(d), args[d],
+                                          donated)));
     probes.append(probeOutputs(fn, args[d]));
   }
   kina::SimulationOptions options;
@@ -420,12 +449,16 @@ py::tuple runDevice(const Library &library, size_t index, uintptr_t device,
                           std::to_string(fn.params.size()) + " inputs");
   std::vector<py::array> made;
   std::vector<void *> args = {reinterpret_cast<void *>(device)};
+  // A parameter a result reuses is written in place (an MPI rank's own
+  // weights and moments), or in a copy when it cannot be.
+  std::vector<py::array> donated(fn.params.size());
   for (size_t i = 0; i < fn.params.size(); ++i)
     args.push_back(argumentData(
         inputs[i], fn.params[i], numpyDtype(fn.params[i].dtype), made,
-        [&] { return fn.name + "(): parameter '" + fn.params[i].name + "'"; }));
+        [&] { return fn.name + "(): parameter '" + fn.params[i].name + "'"; },
+        fn.isDonated(i) ? &donated[i] : nullptr));
   std::vector<py::array> results = resultOutputs(
-      const_cast<Library &>(library).results, fn, index, 0, args);
+      const_cast<Library &>(library).results, fn, index, 0, args, donated);
   py::list probes = probeOutputs(fn, args);
   int32_t status;
   {

@@ -133,8 +133,8 @@ static void returnProbes(ModuleOp module) {
 }
 
 /// Results returned through output buffers, not a parameter's: the
-/// per-device forms' (whose blocks Kina's runtimes allocate) and the
-/// simulator's probed forms. Donation is the host form's.
+/// simulator's probed forms (the divergence report compares every value,
+/// and its inputs are reused across the two forms it runs).
 static void dropReuses(ModuleOp module) {
   StringRef reuses = KinaDialect::ReusesAttrHelper::getNameStr();
   for (auto fn : module.getOps<func::FuncOp>())
@@ -222,7 +222,6 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
       runOnCopy(**propagated, partition("spmd"));
   if (failed(devices))
     return failure();
-  dropReuses(**devices);
   out.spmd = print(**devices);
   // The host form has no mesh left; the devices' brings it back for the
   // collectives.

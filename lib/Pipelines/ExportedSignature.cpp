@@ -89,6 +89,9 @@ deviceSignature(func::FuncOp fn, StringRef name, unsigned results,
         type.getResult(i), fn.getResultAttrOfType<TypeAttr>(i, globalAttr), "");
     if (failed(result))
       return failure();
+    if (auto param = fn.getResultAttrOfType<IntegerAttr>(
+            i, KinaDialect::ReusesAttrHelper::getNameStr()))
+      result->reuses = size_t(param.getInt());
     function.results.push_back(*result);
   }
   return function;

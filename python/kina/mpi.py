@@ -145,16 +145,23 @@ def _run(args, backend):
         backend.lib.kina_mpi_close()
         return 1
     module, function, local = prepared
+    # A result that reuses a parameter's block overwrites it: every run
+    # gets the inputs as read, untimed.
+    entry = module._described["devices"][function.index]
+    reused = {r.get("reuses") for r in entry["results"]}
+    donated = [i for i, p in enumerate(function.params) if p.name in reused]
     times, computing = [], []
     moved_before = seconds_before = 0
     for run in range(args.warmup + args.repeat):
         if run == args.warmup:
             moved_before = backend.lib.kina_mpi_bytes_moved()
             seconds_before = backend.lib.kina_mpi_collective_seconds()
+        inputs = [np.array(a) if i in donated else a
+                  for i, a in enumerate(local)]
         start = time.perf_counter()
         waited = backend.lib.kina_mpi_collective_seconds()
         results, status = module._library.run_device(
-            function.index, backend.device, local)
+            function.index, backend.device, inputs)
         elapsed = time.perf_counter() - start
         if run >= args.warmup:
             times.append(elapsed)
