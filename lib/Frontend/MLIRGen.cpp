@@ -181,9 +181,14 @@ KinaTensorType MLIRGen::convertType(const TypeSpec &spec) {
   PlacementAttr placement = convertPlacement(spec);
   if (!placement)
     return {};
-  auto type = KinaTensorType::getChecked([&] { return error(spec.loc); },
-                                         &context, ArrayRef<int64_t>(spec.dims),
-                                         element, placement);
+  // The shape's errors at the type, the placement's at the placement.
+  if (!KinaTensorType::getChecked([&] { return error(spec.loc); }, &context,
+                                  ArrayRef<int64_t>(spec.dims), element,
+                                  PlacementAttr::getHost(&context)))
+    return {};
+  auto type = KinaTensorType::getChecked(
+      [&] { return error(spec.placementLoc); }, &context,
+      ArrayRef<int64_t>(spec.dims), element, placement);
   if (type && failed(verifyPlacement(type, mesh,
                                      [&] { return error(spec.placementLoc); })))
     return {};

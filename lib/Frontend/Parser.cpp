@@ -247,8 +247,14 @@ bool Parser::parseType(TypeSpec &type) {
   }
   type.elementType = *dtype;
   consume();
-  if (!expect(TokenKind::Comma, "','") || !parseDims(type.dims) ||
-      !expect(TokenKind::Comma, "','"))
+  if (!expect(TokenKind::Comma, "','") || !parseDims(type.dims))
+    return false;
+  // `Tensor[F32, [4, 8]]`: the placement is part of every written type.
+  if (tok().is(TokenKind::RBracket))
+    return error(tok().loc, "a tensor type names its placement after its "
+                            "shape: Tensor[..., [dims], @host], or "
+                            "@replicated or @sharded(...) on a mesh");
+  if (!expect(TokenKind::Comma, "','"))
     return false;
   if (!parsePlacement(type))
     return false;
@@ -288,6 +294,13 @@ bool Parser::parseNameOrList(std::vector<std::string> &names) {
 /// or lists; what they mean is MLIRGen's (and the dialect's) to check.
 bool Parser::parsePlacement(TypeSpec &type) {
   type.placementLoc = tok().loc;
+  // `@auto`, `@partial`, `@local`: placements the compiler gives values,
+  // which a program does not write.
+  if (tok().is(TokenKind::At) && peekTok().is(TokenKind::Identifier))
+    return error(tok().loc, "unknown placement '@" + peekTok().text +
+                                "': a type says @host, @replicated or "
+                                "@sharded(...); the compiler places the "
+                                "values a program does not annotate");
   if (!tok().is(TokenKind::AtWord) ||
       (tok().text != "@host" && tok().text != "@replicated" &&
        tok().text != "@sharded"))
