@@ -1,9 +1,10 @@
 //===- Simulator.cpp - The threaded backend of kina_device ----------------===//
 //
-// Every collective is an exchange (ABI.h): all devices of the run post
-// their send buffer, the last to arrive checks that each group agrees on
-// the size, every device copies its group's blocks, and a second barrier
-// keeps the send buffers alive until all copies are done. All devices of
+// Every collective is an exchange or an all-to-all (ABI.h): all devices
+// of the run post their send buffer, the last to arrive checks that each
+// group agrees on the kind and the size, every device copies its group's
+// blocks, and a second barrier keeps the send buffers alive until all
+// copies are done. All devices of
 // an SPMD program reach the same collectives in the same order, so one
 // barrier over the whole mesh serves groups of any mesh axis.
 //
@@ -39,11 +40,19 @@ public:
                           void *recv, int64_t rows, int64_t bytes,
                           int32_t groupSize, int64_t groupStride);
   static int32_t agree(const kina_device *device, int32_t status);
+  static int32_t allToAll(const kina_device *device, const void *send,
+                          void *recv, int64_t bytes, int32_t groupSize,
+                          int64_t groupStride);
 
   /// Device `rank`'s view of the run.
   kina_device device(int rank, int threads) {
-    return kina_device{rank,  devices, threads, this, &ThreadMesh::exchange,
-                       &ThreadMesh::agree};
+    return kina_device{rank,
+                       devices,
+                       threads,
+                       this,
+                       &ThreadMesh::exchange,
+                       &ThreadMesh::agree,
+                       &ThreadMesh::allToAll};
   }
 
   std::atomic<int64_t> bytesMoved{0};
@@ -56,16 +65,19 @@ public:
 
 private:
   struct Post {
+    bool allToAll; // else an exchange (an all-gather)
     const void *send; // null: in place, the member's block of `recv`
     const void *recv;
     int64_t rows, bytes;
     int64_t groupSize, groupStride;
   };
 
-  /// `counted`: data of the program (not the run's own status).
-  int32_t exchange(int rank, const void *send, void *recv, int64_t rows,
-                   int64_t bytes, int64_t groupSize, int64_t groupStride,
-                   bool counted);
+  /// Posts `post` for device `rank`, then (once every device has posted)
+  /// fills its `recv` from its group's posts. `counted`: data of the
+  /// program (not the run's own status).
+  int32_t collective(int rank, const Post &post, bool counted);
+  /// Copies device `rank`'s blocks from the members of its group.
+  void receive(int rank, const Post &post) const;
   /// Waits until every device has arrived; the last one runs `complete`.
   /// False when the run has failed.
   template <typename Complete>
@@ -135,7 +147,8 @@ std::string ThreadMesh::checkGroups() const {
     for (int64_t j = 0; j < post.groupSize; ++j) {
       const Post &other =
           posts[rank + (j - coordinate) * post.groupStride];
-      if (other.rows != post.rows || other.bytes != post.bytes ||
+      if (other.allToAll != post.allToAll || other.rows != post.rows ||
+          other.bytes != post.bytes ||
           other.groupSize != post.groupSize ||
           other.groupStride != post.groupStride)
         return "devices " + std::to_string(rank) + " and " +
@@ -148,39 +161,49 @@ std::string ThreadMesh::checkGroups() const {
   return "";
 }
 
-int32_t ThreadMesh::exchange(int rank, const void *send, void *recv,
-                             int64_t rows, int64_t bytes, int64_t groupSize,
-                             int64_t groupStride, bool counted) {
+void ThreadMesh::receive(int rank, const Post &post) const {
+  int64_t bytes = post.bytes, groupSize = post.groupSize;
+  int64_t coordinate = (rank / post.groupStride) % groupSize;
+  for (int64_t j = 0; j < groupSize; ++j) {
+    const Post &member = posts[rank + (j - coordinate) * post.groupStride];
+    char *to = static_cast<char *>(const_cast<void *>(post.recv)) + j * bytes;
+    if (post.allToAll) {
+      // Member j's block for this device.
+      std::memcpy(to, static_cast<const char *>(member.send) +
+                          coordinate * bytes,
+                  size_t(bytes));
+      continue;
+    }
+    if (!member.send && j == coordinate)
+      continue; // this device's own block, already in place
+    // Member j's row r: its send's, or (in place) its recv's block j.
+    const char *from = static_cast<const char *>(member.send);
+    int64_t fromRow = bytes;
+    if (!from) {
+      from = static_cast<const char *>(member.recv) + j * bytes;
+      fromRow = groupSize * bytes;
+    }
+    for (int64_t row = 0; row < post.rows; ++row)
+      std::memcpy(to + row * groupSize * bytes, from + row * fromRow,
+                  size_t(bytes));
+  }
+}
+
+int32_t ThreadMesh::collective(int rank, const Post &post, bool counted) {
   auto start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mutex);
   if (failed)
     return KINA_STATUS_COLLECTIVE_FAILED;
-  posts[rank] = {send, recv, rows, bytes, groupSize, groupStride};
+  posts[rank] = post;
   bool ok = barrier(lock, [&] {
     if (std::string why = checkGroups(); !why.empty())
       fail(why);
   });
   if (ok) {
     lock.unlock();
-    int64_t coordinate = (rank / groupStride) % groupSize;
-    for (int64_t j = 0; j < groupSize; ++j) {
-      const Post &member = posts[rank + (j - coordinate) * groupStride];
-      if (!member.send && j == coordinate)
-        continue; // this device's own block, already in place
-      // Member j's row r: its send's, or (in place) its recv's block j.
-      const char *from = static_cast<const char *>(member.send);
-      int64_t fromRow = bytes;
-      if (!from) {
-        from = static_cast<const char *>(member.recv) + j * bytes;
-        fromRow = groupSize * bytes;
-      }
-      char *to = static_cast<char *>(recv) + j * bytes;
-      for (int64_t row = 0; row < rows; ++row)
-        std::memcpy(to + row * groupSize * bytes, from + row * fromRow,
-                    size_t(bytes));
-    }
+    receive(rank, post);
     if (counted)
-      bytesMoved += rows * bytes * (groupSize - 1);
+      bytesMoved += post.rows * post.bytes * (post.groupSize - 1);
     lock.lock();
     ok = barrier(lock, [] {});
   }
@@ -195,15 +218,27 @@ int32_t ThreadMesh::exchange(const kina_device *device, const void *send,
                              void *recv, int64_t rows, int64_t bytes,
                              int32_t groupSize, int64_t groupStride) {
   auto *mesh = static_cast<ThreadMesh *>(device->context);
-  return mesh->exchange(device->rank, send, recv, rows, bytes, groupSize,
-                        groupStride, /*counted=*/true);
+  return mesh->collective(
+      device->rank, {false, send, recv, rows, bytes, groupSize, groupStride},
+      /*counted=*/true);
+}
+
+int32_t ThreadMesh::allToAll(const kina_device *device, const void *send,
+                             void *recv, int64_t bytes, int32_t groupSize,
+                             int64_t groupStride) {
+  auto *mesh = static_cast<ThreadMesh *>(device->context);
+  return mesh->collective(
+      device->rank, {true, send, recv, 1, bytes, groupSize, groupStride},
+      /*counted=*/true);
 }
 
 int32_t ThreadMesh::agree(const kina_device *device, int32_t status) {
   auto *mesh = static_cast<ThreadMesh *>(device->context);
   std::vector<int32_t> all(size_t(device->size));
-  if (mesh->exchange(device->rank, &status, all.data(), 1, sizeof status,
-                     device->size, 1, /*counted=*/false) != KINA_STATUS_OK)
+  if (mesh->collective(device->rank,
+                       {false, &status, all.data(), 1, sizeof status,
+                        device->size, 1},
+                       /*counted=*/false) != KINA_STATUS_OK)
     return KINA_STATUS_COLLECTIVE_FAILED;
   return *std::max_element(all.begin(), all.end());
 }

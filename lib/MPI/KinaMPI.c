@@ -1,8 +1,8 @@
 /*===- KinaMPI.c - The MPI backend of struct kina_device ------------------===*
  *
  * One MPI rank is one device: rank r of MPI_COMM_WORLD is device r of the
- * mesh. A collective over a mesh axis runs as MPI_Allgather on the
- * communicator of its group (split from the world once per axis and
+ * mesh. A collective over a mesh axis runs as MPI_Allgather (or
+ * MPI_Alltoall) on the communicator of its group (split from the world once per axis and
  * cached); the reductions themselves are the runtime's, in group order,
  * so every rank gets the bits the threaded simulator gets.
  *
@@ -120,14 +120,28 @@ static int32_t gather(const void *send, void *recv, int64_t rows,
   return KINA_STATUS_OK;
 }
 
-/* A rank whose collective failed cannot tell which of the others are
-   still in it: the whole job ends, with the reason on stderr. */
-static int32_t exchange(const struct kina_device *device, const void *send,
-                        void *recv, int64_t rows, int64_t bytes, int32_t size,
-                        int64_t stride) {
-  (void)device;
-  double start = now();
-  int32_t status = gather(send, recv, rows, bytes, size, stride);
+static int32_t scatter(const void *send, void *recv, int64_t bytes,
+                       int32_t size, int64_t stride) {
+  if (bytes < 0 || bytes > INT_MAX || size < 1 || stride < 1 ||
+      size * stride > run.device.size)
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  MPI_Comm comm = group_comm(size, stride);
+  if (comm == MPI_COMM_NULL)
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  int code = MPI_Alltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes,
+                          MPI_BYTE, comm);
+  if (code != MPI_SUCCESS) {
+    report("MPI_Alltoall", code);
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  }
+  return KINA_STATUS_OK;
+}
+
+/* Counts a collective's time and bytes. A rank whose collective failed
+   cannot tell which of the others are still in it: the whole job ends,
+   with the reason on stderr. */
+static int32_t counted(int32_t status, double start, int64_t rows,
+                       int64_t bytes, int32_t size, int64_t stride) {
   if (status != KINA_STATUS_OK) {
     fprintf(stderr,
             "kina mpi rank %d: a collective over %d ranks %lld apart "
@@ -139,6 +153,24 @@ static int32_t exchange(const struct kina_device *device, const void *send,
   run.collective_seconds += now() - start;
   run.bytes_moved += rows * bytes * (size - 1);
   return status;
+}
+
+static int32_t exchange(const struct kina_device *device, const void *send,
+                        void *recv, int64_t rows, int64_t bytes, int32_t size,
+                        int64_t stride) {
+  (void)device;
+  double start = now();
+  return counted(gather(send, recv, rows, bytes, size, stride), start, rows,
+                 bytes, size, stride);
+}
+
+static int32_t all_to_all(const struct kina_device *device, const void *send,
+                          void *recv, int64_t bytes, int32_t size,
+                          int64_t stride) {
+  (void)device;
+  double start = now();
+  return counted(scatter(send, recv, bytes, size, stride), start, 1, bytes,
+                 size, stride);
 }
 
 static int32_t agree(const struct kina_device *device, int32_t status) {
@@ -170,6 +202,7 @@ KINA_MPI_EXPORT const struct kina_device *kina_mpi_open(int32_t threads) {
   run.device.context = &run;
   run.device.exchange = exchange;
   run.device.agree = agree;
+  run.device.all_to_all = all_to_all;
   return &run.device;
 }
 

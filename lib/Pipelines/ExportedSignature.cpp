@@ -26,7 +26,7 @@ static FailureOr<TensorSignature> tensorSignature(func::FuncOp fn, Type type,
   return TensorSignature{
       std::move(name), tensor.getDType(),
       std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end()),
-      std::nullopt};
+      std::nullopt, std::nullopt};
 }
 
 /// `tensor`, a block of `global` on `mesh`: where it lies.

@@ -1,11 +1,17 @@
 /*===- Collectives.c - kina_collective_<name>, on any backend -------------===*
  *
  * Generated per-device code calls these for the collective ops of the
- * kina dialect. Each is built on the one primitive its device's runner
+ * kina dialect. Each is built on the two primitives its device's runner
  * provides, `exchange` (an all-gather of equal byte blocks within a
- * group), so the threaded simulator and MPI share every layout and every
- * reduction order: a sum adds the members' blocks in group order on every
- * device, so all devices get identical bits.
+ * group) and `all_to_all`, so the threaded simulator and MPI share every
+ * layout and every reduction order: a sum adds the members' blocks in
+ * group order on every device, so all devices get identical bits.
+ *
+ * Each moves what the cost model (lib/Sharding/Reshard.cpp,
+ * bytesSentPerDevice) says, for a block of L bytes on a group of n:
+ * all_gather (n-1)L; reduce_scatter and all_to_all (n-1)L/n, as one
+ * all-to-all; all_reduce a reduce-scatter then an all-gather of the
+ * reduced blocks, 2(n-1) ceil(count/n) elements.
  *
  * Buffers are dense, row-major, passed as addresses. A tensor cut on axis
  * A is seen as [outer][A...]: `outer` rows (the product of the dims before
@@ -87,6 +93,7 @@ void kina_device_enter(const struct kina_device *device) {
     return; /* out of memory: every collective then reports a failure */
   state->device = device;
   state->status = device && device->exchange && device->agree &&
+                          device->all_to_all &&
                           device->size >= 1 &&
                           device->rank >= 0 && device->rank < device->size
                       ? KINA_STATUS_OK
@@ -129,40 +136,49 @@ void kina_collective_all_slice(int64_t in, int64_t out,
            (size_t)block);
 }
 
-/* out[i] = reduction over the group of in[i], in group order. */
+/* recv[j] = member j's send[c] ([group][bytes] each); as `exchange`. */
+static int all_to_all(const void *send, void *recv, int64_t bytes,
+                      int64_t group_size, int64_t group_stride) {
+  if (!failed()) {
+    const struct kina_device *device = kina_current_device();
+    int32_t status = device->all_to_all(device, send, recv, bytes,
+                                        (int32_t)group_size, group_stride);
+    if (status == KINA_STATUS_OK)
+      return 1;
+    fail(status);
+  }
+  memset(recv, 0, (size_t)(bytes * group_size));
+  return 0;
+}
+
+/* dst[j][o] = src[o][j], blocks of `block` bytes: [outer][group] to
+   [group][outer] (and, with outer and group swapped, back). */
+static void transpose_blocks(const void *src, void *dst, int64_t outer,
+                             int64_t group_size, int64_t block) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < group_size; ++j)
+      memcpy((char *)dst + (j * outer + o) * block,
+             (const char *)src + (o * group_size + j) * block, (size_t)block);
+}
+
+/* out[i] = the reduction of parts[j][i] over the group, in group order. */
 #define REDUCE(T, IS_MAX)                                                      \
   do {                                                                         \
-    const T *parts = (const T *)recv;                                          \
-    T *result = (T *)dst;                                                      \
-    for (int64_t o = 0; o < outer; ++o)                                        \
-      for (int64_t i = 0; i < count; ++i) {                                    \
-        const T *first = parts + o * stride_elems + offset + i;                \
-        T acc = *first;                                                        \
-        for (int64_t j = 1; j < group_size; ++j) {                             \
-          T next = first[j * member_elems];                                    \
-          acc = (IS_MAX) ? (next > acc || next != next ? next : acc)           \
-                         : acc + next;                                         \
-        }                                                                      \
-        result[o * count + i] = acc;                                           \
+    const T *in = (const T *)parts;                                            \
+    T *result = (T *)out;                                                      \
+    for (int64_t i = 0; i < count; ++i) {                                      \
+      T acc = in[i];                                                           \
+      for (int64_t j = 1; j < group_size; ++j) {                               \
+        T next = in[j * count + i];                                            \
+        acc = (IS_MAX) ? (next > acc || next != next ? next : acc)             \
+                       : acc + next;                                           \
       }                                                                        \
+      result[i] = acc;                                                         \
+    }                                                                          \
   } while (0)
 
-/* Exchanges `outer * row` elements per member, then reduces, per row, the
-   `count` elements at `offset`: the whole of it (all_reduce), or this
-   device's block (reduce_scatter). */
-static void reduce(const void *src, void *dst, int64_t outer, int64_t row,
-                   int64_t offset, int64_t count, int64_t dtype, int64_t kind,
-                   int64_t group_size, int64_t group_stride) {
-  int64_t element = dtype == KINA_DTYPE_I64 ? 8 : 4;
-  int64_t member_elems = outer * row, stride_elems = row;
-  void *recv = _mlir_memref_to_llvm_alloc(
-      (uint64_t)(member_elems * element * group_size));
-  if (!recv) {
-    fail(KINA_STATUS_COLLECTIVE_FAILED);
-    memset(dst, 0, (size_t)(outer * count * element));
-    return;
-  }
-  exchange(src, recv, 1, member_elems * element, group_size, group_stride);
+static void reduce_parts(const void *parts, void *out, int64_t count,
+                         int64_t dtype, int64_t kind, int64_t group_size) {
   int is_max = kind == KINA_REDUCE_MAX;
   switch (dtype) {
   case KINA_DTYPE_F32:
@@ -175,27 +191,108 @@ static void reduce(const void *src, void *dst, int64_t outer, int64_t row,
     REDUCE(int64_t, is_max);
     break;
   }
-  _mlir_memref_to_llvm_free(recv);
 }
 
-/* in, out: `count` elements; every device gets the sum (or max). */
-void kina_collective_all_reduce(int64_t in, int64_t out,
-                                            int64_t count, int64_t dtype,
-                                            int64_t kind, int64_t group_size,
-                                            int64_t group_stride) {
-  reduce((const void *)(intptr_t)in, (void *)(intptr_t)out, 1, count, 0,
-         count, dtype, kind, group_size, group_stride);
+static int64_t element_bytes(int64_t dtype) {
+  return dtype == KINA_DTYPE_I64 ? 8 : 4;
+}
+
+/* A temporary of `bytes`; on failure the device fails, `out` (of
+   `out_bytes`) is zeroed and NULL returned. */
+static void *scratch(int64_t bytes, void *out, int64_t out_bytes) {
+  void *buffer = _mlir_memref_to_llvm_alloc((uint64_t)(bytes > 0 ? bytes : 1));
+  if (!buffer) {
+    fail(KINA_STATUS_COLLECTIVE_FAILED);
+    memset(out, 0, (size_t)out_bytes);
+  }
+  return buffer;
+}
+
+/* send: [group][count] elements; out: [count], the reduction over the
+   group of every member's send[c], in group order. */
+static void reduce_my_block(const void *send, void *out, int64_t count,
+                            int64_t dtype, int64_t kind, int64_t group_size,
+                            int64_t group_stride) {
+  int64_t bytes = count * element_bytes(dtype);
+  void *parts = scratch(bytes * group_size, out, bytes);
+  if (!parts)
+    return;
+  all_to_all(send, parts, bytes, group_size, group_stride);
+  reduce_parts(parts, out, count, dtype, kind, group_size);
+  _mlir_memref_to_llvm_free(parts);
+}
+
+/* in, out: `count` elements; every device gets the sum (or max): each
+   reduces its block of ceil(count / group) elements (the tail padded),
+   then the reduced blocks are gathered. */
+void kina_collective_all_reduce(int64_t in, int64_t out, int64_t count,
+                                int64_t dtype, int64_t kind,
+                                int64_t group_size, int64_t group_stride) {
+  int64_t element = element_bytes(dtype);
+  int64_t block = (count + group_size - 1) / group_size;
+  int64_t padded = block * group_size * element;
+  int64_t mine = kina_collective_coordinate(group_size, group_stride);
+  void *result = (void *)(intptr_t)out;
+  const void *send = (const void *)(intptr_t)in;
+  void *buffer = NULL;
+  if (block * group_size != count) {
+    buffer = scratch(2 * padded, result, count * element);
+    if (!buffer)
+      return;
+    memset(buffer, 0, (size_t)padded);
+    memcpy(buffer, send, (size_t)(count * element));
+    send = buffer;
+    result = (char *)buffer + padded;
+  }
+  reduce_my_block(send, (char *)result + mine * block * element, block, dtype,
+                  kind, group_size, group_stride);
+  exchange(NULL, result, 1, block * element, group_size, group_stride);
+  if (buffer) {
+    memcpy((void *)(intptr_t)out, result, (size_t)(count * element));
+    _mlir_memref_to_llvm_free(buffer);
+  }
 }
 
 /* in: [outer][group][block] elements; out: [outer][block], the sum of
    this device's block. */
-void kina_collective_reduce_scatter(int64_t in, int64_t out,
-                                                int64_t outer, int64_t block,
-                                                int64_t dtype,
-                                                int64_t group_size,
-                                                int64_t group_stride) {
-  int64_t mine = kina_collective_coordinate(group_size, group_stride);
-  reduce((const void *)(intptr_t)in, (void *)(intptr_t)out, outer,
-         group_size * block, mine * block, block, dtype, KINA_REDUCE_SUM,
-         group_size, group_stride);
+void kina_collective_reduce_scatter(int64_t in, int64_t out, int64_t outer,
+                                    int64_t block, int64_t dtype,
+                                    int64_t group_size, int64_t group_stride) {
+  int64_t bytes = block * element_bytes(dtype);
+  const void *send = (const void *)(intptr_t)in;
+  void *packed = NULL;
+  if (outer > 1) { /* the members' blocks of every row together */
+    packed = scratch(outer * group_size * bytes, (void *)(intptr_t)out,
+                     outer * bytes);
+    if (!packed)
+      return;
+    transpose_blocks(send, packed, outer, group_size, bytes);
+    send = packed;
+  }
+  reduce_my_block(send, (void *)(intptr_t)out, outer * block, dtype,
+                  KINA_REDUCE_SUM, group_size, group_stride);
+  _mlir_memref_to_llvm_free(packed);
+}
+
+/* A split moved from one axis to another. in: seen on the new axis as
+   [to_outer][group][to_block] bytes, member j gets block j of each row;
+   out: seen on the old axis as [from_outer][group][from_block], member
+   j's piece lands at block j of each row. One all-to-all of
+   to_outer * to_block (= from_outer * from_block) bytes per member. */
+void kina_collective_all_to_all(int64_t in, int64_t out, int64_t to_outer,
+                                int64_t to_block, int64_t from_outer,
+                                int64_t from_block, int64_t group_size,
+                                int64_t group_stride) {
+  int64_t piece = to_outer * to_block;
+  void *buffer = scratch(2 * piece * group_size, (void *)(intptr_t)out,
+                         piece * group_size);
+  if (!buffer)
+    return;
+  char *send = buffer, *recv = send + piece * group_size;
+  transpose_blocks((const void *)(intptr_t)in, send, to_outer, group_size,
+                   to_block);
+  all_to_all(send, recv, piece, group_size, group_stride);
+  transpose_blocks(recv, (void *)(intptr_t)out, group_size, from_outer,
+                   from_block);
+  _mlir_memref_to_llvm_free(buffer);
 }

@@ -124,17 +124,17 @@ int64_t mlir::kina::bytesSentPerDevice(Operation *collective) {
   if (!mesh || !over)
     return 0;
   int64_t n = mesh.getAxisSize(over.getValue()).value_or(1);
-  int64_t block =
-      input.getNumElements() * ::kina::dtypeInfo(input.getDType()).bytes;
+  int64_t elements = input.getNumElements();
   PlacementAttr placement = input.getPlacement();
   if (placement.isMesh())
     for (StringAttr axis : placement.getOver())
-      block /= mesh.getAxisSize(axis.getValue()).value_or(1);
+      elements /= mesh.getAxisSize(axis.getValue()).value_or(1);
+  int64_t element = ::kina::dtypeInfo(input.getDType()).bytes;
   if (isa<AllGatherOp>(collective))
-    return (n - 1) * block;
-  if (isa<AllReduceOp>(collective))
-    return 2 * (n - 1) * block / n;
+    return (n - 1) * elements * element;
+  if (isa<AllReduceOp>(collective)) // each member's block rounded up
+    return 2 * (n - 1) * llvm::divideCeil(elements, n) * element;
   if (isa<ReduceScatterOp, AllToAllOp>(collective))
-    return (n - 1) * block / n;
+    return (n - 1) * elements / n * element;
   return 0;
 }

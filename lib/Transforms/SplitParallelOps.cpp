@@ -37,8 +37,8 @@ using namespace mlir;
 /// shared output instead. Only that slice: another piece may already have
 /// written any other.
 static void readOwnSliceFromShared(scf::ForallOp forall) {
-  for (auto [init, shared] :
-       llvm::zip(forall.getOutputs(), forall.getRegionIterArgs())) {
+  for (auto pair : llvm::zip(forall.getOutputs(), forall.getRegionIterArgs())) {
+    Value init = std::get<0>(pair), shared = std::get<1>(pair);
     SmallVector<tensor::ParallelInsertSliceOp> writes;
     for (Operation *user : shared.getUsers())
       if (auto write = dyn_cast<tensor::ParallelInsertSliceOp>(user))

@@ -69,6 +69,13 @@ struct kina_device {
   /* The largest `status` of all devices of the run, on every device (not
      counted as data moved). */
   int32_t (*agree)(const struct kina_device *device, int32_t status);
+  /* An all-to-all within rank's group: `send` holds one block of `bytes`
+     per member, [group][bytes]; `recv[j]` gets member j's block for this
+     device (its send[c]). Each device sends (group - 1) blocks: what a
+     reduce-scatter or an all_to_all moves. Fails as `exchange` does. */
+  int32_t (*all_to_all)(const struct kina_device *device, const void *send,
+                        void *recv, int64_t bytes, int32_t group_size,
+                        int64_t group_stride);
 };
 
 /* Every tensor has at most 2^60 elements, so that its size in bytes (and

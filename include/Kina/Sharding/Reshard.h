@@ -16,10 +16,11 @@ FailureOr<Value> convertPlacement(OpBuilder &builder, Location loc, Value value,
                                   PlacementAttr target,
                                   function_ref<void(Operation *)> onCreated);
 
-/// The bytes each device sends to run `collective` with the usual ring
-/// algorithms, where L is the device's block of the operand and n the
-/// size of the mesh axis: all_gather (n-1)L, all_reduce 2(n-1)L/n,
-/// reduce_scatter and all_to_all (n-1)L/n, all_slice 0.
+/// The bytes each device sends to run `collective`, as the runtime
+/// (lib/Runtime/Collectives.c) runs it, where L is the device's block of
+/// the operand (e elements) and n the size of the mesh axis: all_gather
+/// (n-1)L, all_reduce 2(n-1) ceil(e/n) elements (a reduce-scatter, then
+/// an all-gather), reduce_scatter and all_to_all (n-1)L/n, all_slice 0.
 int64_t bytesSentPerDevice(Operation *collective);
 
 } // namespace mlir::kina

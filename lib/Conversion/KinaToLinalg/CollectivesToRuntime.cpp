@@ -222,7 +222,7 @@ struct AllGatherLowering : KinaPattern<AllGatherOp> {
 void mlir::kina::populateKinaCollectivesToRuntimePatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
-  // all_slice: [outer][block bytes] on the cut axis.
+  // [outer][block bytes] on the cut (or moved) axis.
   auto bytesAt = [](RankedTensorType input, int64_t axis, int64_t per) {
     AxisView view = viewAt(input.getShape(), axis);
     return std::pair(view.outer,
@@ -243,6 +243,18 @@ void mlir::kina::populateKinaCollectivesToRuntimePatterns(
         return SmallVector<int64_t>{input.getNumElements(),
                                     dtypeCode(input.getElementType()), kind,
                                     group.size, group.stride};
+      });
+  patterns.add<CollectiveLowering<AllToAllOp>>(
+      converter, context, KINA_COLLECTIVE_PREFIX "all_to_all",
+      [=](AllToAllOp op, RankedTensorType input, Group group) {
+        auto [toOuter, toBlock] = bytesAt(input, op.getTo(), group.size);
+        auto [fromOuter, fromBlock] = bytesAt(
+            RankedTensorType::get(
+                cast<KinaTensorType>(op.getType()).getShape(),
+                input.getElementType()),
+            op.getFrom(), group.size);
+        return SmallVector<int64_t>{toOuter,   toBlock,    fromOuter,
+                                    fromBlock, group.size, group.stride};
       });
   patterns.add<CollectiveLowering<ReduceScatterOp>>(
       converter, context, KINA_COLLECTIVE_PREFIX "reduce_scatter",

@@ -26,8 +26,6 @@
 //   kernel. The sums run in another order (float32 rounding).
 // - GatherBeforeUnitDims: a per-device all_gather of a value that a
 //   reshape only gave unit dims gathers the value itself, then reshapes.
-// - SplitAllToAll: a per-device all_to_all is an all_gather then an
-//   all_slice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -232,34 +230,12 @@ struct GatherBeforeUnitDims : OpRewritePattern<AllGatherOp> {
   }
 };
 
-/// all_to_all(x, from, to) = all_slice(all_gather(x, from), to): the
-/// runtime needs two primitives less, and the bytes a device sends are
-/// the gather's either way on the meshes Kina targets.
-struct SplitAllToAll : OpRewritePattern<AllToAllOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AllToAllOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!cast<KinaTensorType>(op.getType()).getPlacement().isLocal())
-      return failure();
-    auto gathered = createInferred<AllGatherOp>(
-        rewriter, op.getLoc(), op.getInput(), op.getFrom(), op.getOver());
-    if (!gathered)
-      return failure();
-    auto sliced = createInferred<AllSliceOp>(rewriter, op.getLoc(), gathered,
-                                             op.getTo(), op.getOver());
-    if (!sliced)
-      return failure();
-    rewriter.replaceOp(op, sliced);
-    return success();
-  }
-};
-
 } // namespace
 
 void mlir::kina::populateKinaPrepareForLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<FoldSharedWeightMatmul, UnitBatchMatmul, TransposeOfBroadcast,
                UnitBroadcastIsReshape, WeightGradientOverAllRows,
-               GatherBeforeUnitDims, SplitAllToAll>(
+               GatherBeforeUnitDims>(
       patterns.getContext());
 }

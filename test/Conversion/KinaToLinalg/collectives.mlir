@@ -96,9 +96,15 @@ func.func @scatter_and_move(%x: !kina.tensor<4x4xf32, @local>) -> !kina.tensor<6
   // reduce_scatter on axis 1 over cols: 4 rows of 2 f32 per member
   // CHECK: call @kina_collective_reduce_scatter(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i64, i64, i64, i64, i64, i64, i64) -> ()
   %s = kina.reduce_scatter %x[axis = 1, over = "cols"] : !kina.tensor<4x4xf32, @local> -> !kina.tensor<4x2xf32, @local>
-  // all_to_all is a gather of its `from` axis then a slice of its `to` axis
-  // CHECK: call @kina_collective_all_gather
-  // CHECK: call @kina_collective_all_slice
+  // all_to_all, one runtime call: the input seen on its `to` axis as
+  // [4 rows][2 members][4 bytes], the result on its `from` axis as
+  // [1][2 members][16 bytes], on `cols` (2 devices, stride 1)
+  // CHECK-DAG: %[[TO_OUTER:.*]] = arith.constant 4 : i64
+  // CHECK-DAG: %[[TO_BLOCK:.*]] = arith.constant 4 : i64
+  // CHECK-DAG: %[[FROM_OUTER:.*]] = arith.constant 1 : i64
+  // CHECK-DAG: %[[FROM_BLOCK:.*]] = arith.constant 16 : i64
+  // CHECK-DAG: %[[MEMBERS:.*]] = arith.constant 2 : i64
+  // CHECK: call @kina_collective_all_to_all(%{{.*}}, %{{.*}}, %[[TO_OUTER]], %[[TO_BLOCK]], %[[FROM_OUTER]], %[[FROM_BLOCK]], %[[MEMBERS]], %{{.*}})
   %t = kina.all_to_all %s[from = 0, to = 1, over = "cols"] : !kina.tensor<4x2xf32, @local> -> !kina.tensor<8x1xf32, @local>
   %u = kina.slice %t[axis = 0, start = 0, stop = 6] : !kina.tensor<8x1xf32, @local> -> !kina.tensor<6x1xf32, @local>
   return %u : !kina.tensor<6x1xf32, @local>
@@ -108,4 +114,5 @@ func.func @scatter_and_move(%x: !kina.tensor<4x4xf32, @local>) -> !kina.tensor<6
 // CHECK-NOT: kina.mesh
 // CHECK-DAG: func.func private @kina_collective_coordinate(i64, i64) -> i64
 // CHECK-DAG: func.func private @kina_collective_all_gather(i64, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @kina_collective_all_to_all(i64, i64, i64, i64, i64, i64, i64, i64)
 // CHECK-DAG: func.func private @kina_collective_all_reduce(i64, i64, i64, i64, i64, i64, i64)
