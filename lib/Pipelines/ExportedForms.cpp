@@ -11,7 +11,7 @@
 
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Differentiate/Passes.h"
-#include "Kina/Sharding/Communication.h"
+#include "Kina/Sharding/Cost.h"
 #include "Kina/Sharding/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -187,9 +187,9 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
   }
   if (failed(propagated))
     return failure();
-  if (!probes && MeshOp::lookup(program))
+  if (!probes)
     for (auto fn : (*propagated)->getOps<func::FuncOp>())
-      remarkCommunication(fn);
+      remarkCost(fn);
   out.propagated = print(**propagated);
   if (probes && MeshOp::lookup(program)) {
     tagProbes(**propagated);

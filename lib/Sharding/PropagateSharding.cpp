@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Kina/Sharding/Partition.h"
 #include "Kina/Sharding/Passes.h"
 #include "Kina/Sharding/Reshard.h"
 #include "Kina/Sharding/ShardingRules.h"
@@ -22,6 +23,8 @@
 #include "Kina/Sharding/SplitReductions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <set>
 
 namespace mlir::kina {
 #define GEN_PASS_DEF_PROPAGATESHARDINGPASS
@@ -82,6 +85,11 @@ private:
     auto it = axisOrigin.find({value, axis});
     return it != axisOrigin.end() ? it->second : origin.lookup(value);
   }
+  /// The alternatives an op's rule weighed for the mesh axis being
+  /// decided ("keeping operand #0's split 256 B, ..."), for the remarks
+  /// of the collectives that decision makes; empty when there was no
+  /// choice.
+  std::string weighed;
 };
 } // namespace
 
@@ -121,11 +129,14 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
                                       PlacementAttr target, const Twine &why) {
   OpBuilder builder(at);
   SmallVector<Operation *> made;
+  std::string orders;
   FailureOr<Value> converted =
       convertPlacement(builder, at->getLoc(), value, target,
-                       [&](Operation *op) { made.push_back(op); });
+                       [&](Operation *op) { made.push_back(op); }, &orders);
   if (failed(converted))
     return failure();
+  std::string alternatives = !orders.empty() ? orders : weighed;
+  auto fn = at->getParentOfType<func::FuncOp>();
   for (Operation *op : made) {
     // Each step of a chain says the placement its own input has, and the
     // annotation behind the mesh axis it moves data over.
@@ -144,7 +155,10 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
                      << over.getValue() << "' of a value placed "
                      << placementOf(input).str()
                      << (from.empty() ? "" : ", from " + from) << ": " << why
-                     << "; each device sends " << bytes << " bytes";
+                     << "; each device sends " << bytes << " bytes in '"
+                     << fn.getName() << "'"
+                     << (alternatives.empty() ? ""
+                                              : "; weighed: " + alternatives);
   }
   return converted;
 }
@@ -236,13 +250,11 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
     // result later if f is contracting, and moves an annotated result
     // whose split differs; gathering every operand is the alternative.
     // Ties keep the first operand's split.
-    auto blockBytes = [&](Value value) {
+    auto sent = [&](Collective kind, Value value) {
       auto type = cast<KinaTensorType>(value.getType());
-      int64_t bytes =
-          type.getNumElements() * ::kina::dtypeInfo(type.getDType()).bytes;
-      for (StringAttr other : type.getPlacement().getOver())
-        bytes /= *mesh.getAxisSize(other.getValue());
-      return bytes;
+      return bytesSentPerDevice(
+          kind, ShapedType::getNumElements(blockShape(type, mesh)),
+          ::kina::dtypeInfo(type.getDType()).bytes, size);
     };
     std::optional<int64_t> wantedDim =
         resultType.getPlacement().isMesh()
@@ -253,18 +265,25 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
       int64_t bytes = 0;
       for (auto [i, factor] : claims)
         if (factor != keep)
-          bytes += (size - 1) * blockBytes(op->getOperand(i));
-      int64_t resultBlock = blockBytes(op->getResult(0));
+          bytes += sent(Collective::AllGather, op->getOperand(i));
       if (keep >= 0 && rule.factors[keep] == ShardingRule::Kind::Contracting)
-        bytes += 2 * (size - 1) * resultBlock / size;
+        bytes += sent(Collective::AllReduce, op->getResult(0));
       if (keep >= 0 && wantedDim && rule.resultDims[*wantedDim] != keep)
-        bytes += (size - 1) * resultBlock / size;
+        bytes += sent(Collective::AllToAll, op->getResult(0));
       return bytes;
     };
     int64_t keep = claims.front().second;
-    for (auto [i, factor] : claims)
+    std::set<int64_t> weighedFactors;
+    weighed.clear();
+    for (auto [i, factor] : claims) {
       if (cost(factor) < cost(keep))
         keep = factor;
+      if (weighedFactors.insert(factor).second)
+        weighed += "keeping " + operandName(i) + "'s split " +
+                   std::to_string(cost(factor)) + " B, ";
+    }
+    weighed += "gathering every operand " + std::to_string(cost(kGatherAll)) +
+               " B";
     if (cost(kGatherAll) < cost(keep))
       keep = kGatherAll;
     // The factor's result dim must divide by the axis size, and every
@@ -312,6 +331,7 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
               i, placementOf(op->getOperand(i)).withoutSplit(dim), why)))
         return failure();
     }
+    weighed.clear();
     if (!keepable)
       continue;
     // Cut the operands that have the factor whole: nothing moves.

@@ -1,7 +1,13 @@
 //===- Reshard.cpp - Placement changes as collectives ---------------------===//
 #include "Kina/Sharding/Reshard.h"
 
+#include "Kina/Sharding/Partition.h"
+
 #include <algorithm>
+#include <set>
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::kina;
@@ -9,7 +15,8 @@ using namespace mlir::kina;
 FailureOr<Value>
 mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
                              PlacementAttr target,
-                             function_ref<void(Operation *)> onCreated) {
+                             function_ref<void(Operation *)> onCreated,
+                             std::string *weighed) {
   auto placementOf = [](Value v) {
     return cast<KinaTensorType>(v.getType()).getPlacement();
   };
@@ -71,6 +78,8 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
       llvm::to_vector(llvm::seq<unsigned>(0, order.size()));
   SmallVector<StringAttr> cheapest = order;
   std::optional<int64_t> fewest;
+  std::string tries;
+  std::set<int64_t> totals;
   do {
     SmallVector<StringAttr> tried =
         llvm::map_to_vector(indices, [&](unsigned i) { return order[i]; });
@@ -83,11 +92,21 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
       bytes += bytesSentPerDevice(op);
     for (Operation *op : llvm::reverse(made))
       op->erase();
-    if (built && (!fewest || bytes < *fewest)) {
+    if (!built)
+      continue;
+    if (!fewest || bytes < *fewest) {
       fewest = bytes;
       cheapest = tried;
     }
+    totals.insert(bytes);
+    tries += (tries.empty() ? "" : ", ") +
+             llvm::join(llvm::map_range(tried,
+                                        [](StringAttr a) { return a.str(); }),
+                        " then ") +
+             " " + std::to_string(bytes) + " B";
   } while (std::next_permutation(indices.begin(), indices.end()));
+  if (weighed && totals.size() > 1)
+    *weighed = tries;
   if (!removeOver(cheapest, value, [&](Operation *op) { onCreated(op); }))
     return emitError(loc) << "internal error: converting " << source.str()
                           << " to " << target.str();
@@ -114,6 +133,20 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
   return value;
 }
 
+int64_t mlir::kina::bytesSentPerDevice(Collective kind, int64_t elements,
+                                       int64_t elementBytes, int64_t n) {
+  switch (kind) {
+  case Collective::AllGather:
+    return (n - 1) * elements * elementBytes;
+  case Collective::AllReduce: // each member's block rounded up
+    return 2 * (n - 1) * llvm::divideCeil(elements, n) * elementBytes;
+  case Collective::ReduceScatter:
+  case Collective::AllToAll:
+    return (n - 1) * elements / n * elementBytes;
+  }
+  llvm_unreachable("a collective kind");
+}
+
 int64_t mlir::kina::bytesSentPerDevice(Operation *collective) {
   auto input = cast<KinaTensorType>(collective->getOperand(0).getType());
   MeshOp mesh = MeshOp::lookup(collective);
@@ -123,18 +156,17 @@ int64_t mlir::kina::bytesSentPerDevice(Operation *collective) {
         dyn_cast_or_null<StringAttr>(getInherentAttrs(collective).get("over"));
   if (!mesh || !over)
     return 0;
-  int64_t n = mesh.getAxisSize(over.getValue()).value_or(1);
-  int64_t elements = input.getNumElements();
-  PlacementAttr placement = input.getPlacement();
-  if (placement.isMesh())
-    for (StringAttr axis : placement.getOver())
-      elements /= mesh.getAxisSize(axis.getValue()).value_or(1);
-  int64_t element = ::kina::dtypeInfo(input.getDType()).bytes;
-  if (isa<AllGatherOp>(collective))
-    return (n - 1) * elements * element;
-  if (isa<AllReduceOp>(collective)) // each member's block rounded up
-    return 2 * (n - 1) * llvm::divideCeil(elements, n) * element;
-  if (isa<ReduceScatterOp, AllToAllOp>(collective))
-    return (n - 1) * elements / n * element;
-  return 0;
+  std::optional<Collective> kind =
+      TypeSwitch<Operation *, std::optional<Collective>>(collective)
+          .Case([](AllGatherOp) { return Collective::AllGather; })
+          .Case([](AllReduceOp) { return Collective::AllReduce; })
+          .Case([](ReduceScatterOp) { return Collective::ReduceScatter; })
+          .Case([](AllToAllOp) { return Collective::AllToAll; })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!kind) // all_slice: each device keeps its block
+    return 0;
+  return bytesSentPerDevice(
+      *kind, ShapedType::getNumElements(blockShape(input, mesh)),
+      ::kina::dtypeInfo(input.getDType()).bytes,
+      mesh.getAxisSize(over.getValue()).value_or(1));
 }

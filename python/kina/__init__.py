@@ -7,23 +7,26 @@
     print(m.ir("kina"), m.ir("propagated"), m.ir("host"), m.ir("spmd"),
           m.ir("linalg"), m.ir("llvm"))
     m.remarks, m.communication             # what the sharding decided, moves
+    print(m.cost("f"))                     # FLOPs, peak bytes, bytes sent
     m.save("out.so"); m2 = kina.load("out.so")
 """
 
 import collections
 import os
 import pathlib
-import re
 import shutil
 import tempfile
 
 from . import _kina
+from . import cost as _cost
 from . import devices as _devices
+from .cost import Alternative, Cost, Remark, Traffic
 from .devices import DeviceError, SimulationResult
 from .show import show_sharding
 
-__all__ = ["CompileError", "DeviceError", "GradientCheckError", "Module",
-           "Param", "Remark", "Signature", "SimulationResult", "Traffic",
+__all__ = ["Alternative", "CompileError", "Cost", "DeviceError",
+           "GradientCheckError", "Module", "Param", "Remark", "Signature",
+           "SimulationResult", "Traffic",
            "check", "check_grads", "compile", "compile_file", "load",
            "show_sharding"]
 
@@ -44,62 +47,18 @@ Signature = collections.namedtuple("Signature", "name params result")
 # per-device form (mesh programs only), linalg, LLVM.
 STAGES = ("kina", "propagated", "host", "spmd", "linalg", "llvm")
 
-Remark = collections.namedtuple(
-    "Remark", "location collective over placement origin reason bytes")
-Remark.__doc__ = """A collective the placement propagation inserted: where
-(`file:line:col`, of the op that needed it), which (`all_gather`, ...)
-over which mesh axis, the placement and the annotation the value had, why,
-and the bytes each device sends."""
-
-Traffic = collections.namedtuple(
-    "Traffic", "direction collective over count bytes")
-Traffic.__doc__ = """What one kind of collective over one mesh axis moves
-in a function, per device: its direction (`forward`, or `backward` for a
-reverseMode function's adjoint ops), how many run and the bytes sent."""
-
-_DIAGNOSTIC = re.compile(r"^(.*?:\d+:\d+): remark: (.*)$", re.M)
-_INSERTED = re.compile(
-    r"inserted kina\.(\w+) over mesh axis '([^']*)' of a value placed "
-    r"(.*?)(?:, from (.*?))?: (.*); each device sends (\d+) bytes$")
-_COMMUNICATION = re.compile(
-    r"communication of '([^']*)', per device: (.*?) (\d+) bytes in all$")
-_TRAFFIC = re.compile(r"(\d+) (\w+) over (\S+) \((\d+) B\)")
-
-
-def _remarks(diagnostics):
-    """(Remark list, {function: [Traffic]}) from a compile's remarks."""
-    remarks, communication = [], {}
-    for location, message in _DIAGNOSTIC.findall(diagnostics):
-        inserted = _INSERTED.match(message)
-        if inserted:
-            kind, over, placement, origin, reason, sent = inserted.groups()
-            remarks.append(Remark(location, kind, over, placement, origin,
-                                  reason, int(sent)))
-            continue
-        summary = _COMMUNICATION.match(message)
-        if summary:
-            name, parts, _ = summary.groups()
-            rows = communication.setdefault(name, [])
-            for part in parts.split(";"):
-                part = part.strip()
-                if not part:
-                    continue
-                direction, rest = part.split(" ", 1)
-                for count, kind, over, sent in _TRAFFIC.findall(rest):
-                    rows.append(Traffic(direction, kind, over, int(count),
-                                        int(sent)))
-    return remarks, communication
-
-
 class Module:
     """A compiled program: one attribute per exported function."""
 
     def __init__(self, library, shared_object, ir=None, source=None,
                  diagnostics=""):
         self._library = library
-        # What the placement propagation inserted and what each function's
-        # collectives move (compiled here only; empty for kina.load()).
-        self.remarks, self.communication = _remarks(diagnostics)
+        # What the placement propagation inserted and what each function
+        # costs a device (compiled here only; empty for kina.load()).
+        self.remarks, self._costs = _cost.parse(diagnostics)
+        self.communication = {name: cost.traffic
+                              for name, cost in self._costs.items()
+                              if cost.traffic}
         # (text, filename, matmul_tuning) when compiled here
         self._source = source
         self._probed_module = None
@@ -139,6 +98,20 @@ class Module:
 
     def __repr__(self):
         return "<kina.Module: %s>" % ", ".join(self.functions)
+
+    def cost(self, name):
+        """What function `name` costs one device, before anything runs
+        (a `kina.Cost`: FLOPs, peak bytes, the bytes each collective sends
+        and the alternatives the propagation weighed); known for modules
+        compiled in this process, not for `kina.load()`."""
+        if name not in self.functions:
+            raise KeyError("module has no function %r (it has: %s)" %
+                           (name, ", ".join(self.functions)))
+        if name not in self._costs:
+            raise KeyError("the cost of %r is known only to a module compiled "
+                           "in this process (kina.compile), not to a loaded "
+                           "one" % name)
+        return self._costs[name]
 
     @property
     def num_threads(self):

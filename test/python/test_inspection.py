@@ -1,13 +1,19 @@
 """What a compiled module shows of its sharding: m.ir at every stage,
-m.remarks (the collectives the propagation inserted, as data) and
+m.remarks (the collectives the propagation inserted, as data),
 m.communication (per function, forward and backward, what each kind of
-collective moves), on a Megatron transformer layer and its gradient."""
+collective moves) and m.cost (FLOPs, peak bytes, bytes sent, the
+alternatives weighed), on a Megatron transformer layer and its gradient
+and a data x tensor parallel MLP."""
 
+import pathlib
 import re
 
+import numpy as np
 import pytest
 
 import kina
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 LAYER = """@mesh([2])
 fn layer(x: Tensor[F32, [8, 16], @replicated],
@@ -82,10 +88,59 @@ def test_every_stage_is_kept(layer):
         assert layer.ir(stage)
 
 
+MLP_2D = (ROOT / "test" / "Sharding" / "Inputs" / "mlp-2d.kina").read_text()
+# x [4, 8] @ w_fc [8, 16], maximum, @ w_proj [16, 8]; the same placements
+# replicated give the unsharded program.
+MLP_FLOPS = 2 * 4 * 8 * 16 + 4 * 16 + 2 * 4 * 16 * 8
+MLP_PARAMS = {"x": (4, 8), "w_fc": (8, 16), "w_proj": (16, 8)}
+
+
+def test_cost_of_two_annotations_side_by_side():
+    split = kina.compile(MLP_2D, "mlp-2d.kina")
+    whole = kina.compile(re.sub(r"@sharded\(axis=\d, over=\w+\)",
+                                "@replicated", MLP_2D), "whole.kina")
+    devices = split.mesh.num_devices
+    assert whole.cost("mlp").flops == MLP_FLOPS
+    assert whole.cost("mlp").bytes_sent == 0 and not whole.cost("mlp").traffic
+    # Each of the 4 devices computes a quarter: both products are split
+    # over dp (rows) and tp (the hidden dim), maximum's elements too.
+    assert split.cost("mlp").flops * devices == MLP_FLOPS
+    params = sum(4 * np.prod(shape) for shape in MLP_PARAMS.values())
+    assert whole.cost("mlp").peak_bytes > params
+    assert split.cost("mlp").peak_bytes < whole.cost("mlp").peak_bytes
+    # The bytes it predicts are what the simulator's devices send.
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(shape).astype(np.float32)
+            for shape in MLP_PARAMS.values()]
+    run = split.simulate("mlp", *args, report=False)
+    cost = split.cost("mlp")
+    assert cost.bytes_sent == sum(t.bytes for t in cost.traffic) == 128
+    assert run.bytes_moved == devices * cost.bytes_sent
+    # The order of the two reductions was weighed; the cheaper one ran.
+    weighed = {tuple(r.weighed) for r in cost.collectives}
+    assert len(weighed) == 1
+    (alternatives,) = weighed
+    assert sorted(a.bytes for a in alternatives) == [128, 192]
+    assert min(alternatives, key=lambda a: a.bytes).choice == "tp then dp"
+    table = str(cost)
+    assert "FLOPs" in table and "all_reduce" in table and "weighed" in table
+
+
+def test_cost_of_a_loaded_module_is_not_known(tmp_path):
+    m = kina.compile(MLP_2D, "mlp-2d.kina")
+    m.save(tmp_path / "mlp.so")
+    loaded = kina.load(tmp_path / "mlp.so")
+    with pytest.raises(KeyError, match="compiled in this process"):
+        loaded.cost("mlp")
+    with pytest.raises(KeyError, match="no function 'nope'"):
+        m.cost("nope")
+
+
 def test_a_program_without_a_mesh():
     m = kina.compile("fn f(x: Tensor[F32, [2], @host]) -> Tensor[F32, [2], "
                      "@host] {\n  return x + x\n}\n", "plain.kina")
     assert m.remarks == [] and m.communication == {}
+    assert m.cost("f").flops == 2 and m.cost("f").bytes_sent == 0
     assert "kina.add" in m.ir("propagated") and "kina.add" in m.ir("host")
     with pytest.raises(ValueError, match="declares no @mesh"):
         m.ir("spmd")

@@ -40,6 +40,9 @@ def test_examples_equal_the_host_form_on_every_device(example):
     for local in run.per_device:
         np.testing.assert_array_equal(local, run.value)
     assert run.bytes_moved > 0
+    # Every device sent what the static cost view predicts.
+    cost = module.cost("storylm0_forward")
+    assert run.bytes_moved == module.mesh.num_devices * cost.bytes_sent
 
 
 def test_report_is_zero_exactly_where_the_split_is_exact(example):

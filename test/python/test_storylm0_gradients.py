@@ -135,14 +135,14 @@ def test_collectives_differentiated_after_propagation(example, tmp_path,
             [str(BIN / "kina-translate"), "--import-kina", str(source)],
             check=True, capture_output=True, text=True).stdout
         return subprocess.run(
-            [str(BIN / "kina-opt"), *passes, "--kina-communication"],
+            [str(BIN / "kina-opt"), *passes, "--kina-cost"],
             input=imported, check=True, capture_output=True, text=True)
 
     after = opt("--kina-propagate-sharding", "--cse", "--kina-differentiate",
                 "--kina-propagate-sharding", "--cse")
     before = opt("--kina-differentiate", "--kina-propagate-sharding", "--cse")
     moved = lambda run: int(re.search(
-        r"communication of 'loss_grad', per device: .*; (\d+) bytes in all",
+        r"cost of 'loss_grad', per device: .*; (\d+) bytes sent in all",
         run.stderr).group(1))
     assert moved(after) <= moved(before)
     mlir = tmp_path / "propagated_then_differentiated.mlir"

@@ -66,4 +66,29 @@ def Kina_AdjointOpInterface : OpInterface<"AdjointOpInterface"> {
   ];
 }
 
+// The static cost view (`--kina-cost`, Python's `m.cost`): the arithmetic
+// an op does on one device. Declared with every op (Kina_Op): by default
+// one operation per result element, as an elementwise op does; ops that
+// only move or view data, reductions and products say otherwise.
+def Kina_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::mlir::kina";
+  let description = [{
+    The arithmetic operations (a multiply-add counts two) of one
+    application of the op to blocks of the given shapes: each operand's
+    and the result's, as one device holds them. The rules beside the
+    default are in lib/Dialect/CostRules.cpp.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "Operations on blocks of these shapes.",
+      "int64_t", "flops",
+      (ins "::llvm::ArrayRef<::llvm::SmallVector<int64_t>>":$operandShapes,
+           "::llvm::ArrayRef<int64_t>":$resultShape),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return ::mlir::ShapedType::getNumElements(resultShape);
+      }]>
+  ];
+}
+
 #endif // KINA_DIALECT_KINAINTERFACES_TD

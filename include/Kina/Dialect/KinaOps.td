@@ -10,15 +10,19 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 // Every kina op is pure, has one result, infers it with its shape rule
-// (lib/Dialect/ShapeRules.cpp) and says how it differentiates
-// (lib/Dialect/AdjointRules.cpp). How ops are written in `.kina` source is
+// (lib/Dialect/ShapeRules.cpp), says how it differentiates
+// (lib/Dialect/AdjointRules.cpp) and what it costs (one operation per
+// result element unless it says otherwise: lib/Dialect/CostRules.cpp). How ops are written in `.kina` source is
 // the frontend's business: include/Kina/Frontend/SurfaceSyntax.td.
 class Kina_Op<string mnemonic, list<Trait> traits = [],
-              list<string> interfaceMethods = []>
+              list<string> interfaceMethods = [],
+              list<string> costMethods = []>
     : Op<Kina_Dialect, mnemonic,
          !listconcat(traits, [Pure, DeclareOpInterfaceMethods<
              Kina_InferResultTypeOpInterface, interfaceMethods>,
-             DeclareOpInterfaceMethods<Kina_AdjointOpInterface>])> {
+             DeclareOpInterfaceMethods<Kina_AdjointOpInterface>,
+             DeclareOpInterfaceMethods<Kina_CostOpInterface,
+                                       costMethods>])> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() {
@@ -80,7 +84,8 @@ def Kina_MeshOp : Op<Kina_Dialect, "mesh",
 //===----------------------------------------------------------------------===//
 
 def Kina_ConstantOp : Kina_Op<"constant", [ConstantLike,
-                                           Kina_ResultPlacementIsFree]> {
+                                           Kina_ResultPlacementIsFree],
+                               [], ["flops"]> {
   let summary = "rank-0 f32 constant";
   let description = [{
     A floating-point literal of the source. Combine it with a tensor through
@@ -101,7 +106,7 @@ def Kina_ConstantOp : Kina_Op<"constant", [ConstantLike,
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Kina_SliceOp : Kina_Op<"slice"> {
+def Kina_SliceOp : Kina_Op<"slice", [], [], ["flops"]> {
   let summary = "contiguous range [start, stop) of one axis";
   let description = [{
     Keeps indices `start <= i < stop` of dimension `axis`; every other
@@ -123,7 +128,7 @@ def Kina_SliceOp : Kina_Op<"slice"> {
   let hasFolder = 1;
 }
 
-def Kina_ConcatOp : Kina_Op<"concat"> {
+def Kina_ConcatOp : Kina_Op<"concat", [], [], ["flops"]> {
   let summary = "joins tensors along one axis";
   let description = [{
     All operands have the same rank, element type and placement and agree
@@ -145,7 +150,7 @@ def Kina_ConcatOp : Kina_Op<"concat"> {
   let hasCanonicalizer = 1;
 }
 
-def Kina_GatherOp : Kina_Op<"gather"> {
+def Kina_GatherOp : Kina_Op<"gather", [], [], ["flops"]> {
   let summary = "rows of a table selected by integer ids";
   let description = [{
     `result[i..., j...] = table[ids[i...], j...]`, so the result shape is
@@ -166,7 +171,7 @@ def Kina_GatherOp : Kina_Op<"gather"> {
   }];
 }
 
-def Kina_ScatterAddOp : Kina_Op<"scatter_add"> {
+def Kina_ScatterAddOp : Kina_Op<"scatter_add", [], [], ["flops"]> {
   let summary = "rows added into a zero table at integer ids (gather's adjoint)";
   let description = [{
     `result[r, j...] = sum of updates[i..., j...] over every i... with
@@ -192,7 +197,7 @@ def Kina_ScatterAddOp : Kina_Op<"scatter_add"> {
   }];
 }
 
-def Kina_BroadcastOp : Kina_Op<"broadcast"> {
+def Kina_BroadcastOp : Kina_Op<"broadcast", [], [], ["flops"]> {
   let summary = "NumPy-style broadcast to an explicit shape";
   let description = [{
     Dimensions are aligned from the right; each source dimension is 1 or
@@ -211,7 +216,7 @@ def Kina_BroadcastOp : Kina_Op<"broadcast"> {
   let hasFolder = 1;
 }
 
-def Kina_ReshapeOp : Kina_Op<"reshape"> {
+def Kina_ReshapeOp : Kina_Op<"reshape", [], [], ["flops"]> {
   let summary = "same elements in row-major order, another shape";
   let description = [{
     ```mlir
@@ -227,7 +232,7 @@ def Kina_ReshapeOp : Kina_Op<"reshape"> {
   let hasFolder = 1;
 }
 
-def Kina_TransposeOp : Kina_Op<"transpose"> {
+def Kina_TransposeOp : Kina_Op<"transpose", [], [], ["flops"]> {
   let summary = "permutes the dimensions";
   let description = [{
     `result.shape[i] = input.shape[perm[i]]`; `perm` is a permutation of
@@ -250,7 +255,8 @@ def Kina_TransposeOp : Kina_Op<"transpose"> {
 // Compute
 //===----------------------------------------------------------------------===//
 
-def Kina_MatmulOp : Kina_Op<"matmul", [], ["contextualBroadcastShape"]> {
+def Kina_MatmulOp : Kina_Op<"matmul", [], ["contextualBroadcastShape"],
+                             ["flops"]> {
   let summary = "batched matrix product [..., M, K] @ [..., K, N]";
   let description = [{
     Both operands are f32 of the same rank >= 2 with equal leading (batch)
@@ -269,7 +275,7 @@ def Kina_MatmulOp : Kina_Op<"matmul", [], ["contextualBroadcastShape"]> {
   }];
 }
 
-def Kina_SoftmaxOp : Kina_Op<"softmax"> {
+def Kina_SoftmaxOp : Kina_Op<"softmax", [], [], ["flops"]> {
   let summary = "numerically stable softmax along one axis";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`; f32, same shape.
@@ -288,7 +294,7 @@ def Kina_SoftmaxOp : Kina_Op<"softmax"> {
   }];
 }
 
-def Kina_LogSoftmaxOp : Kina_Op<"log_softmax"> {
+def Kina_LogSoftmaxOp : Kina_Op<"log_softmax", [], [], ["flops"]> {
   let summary = "numerically stable log of the softmax along one axis";
   let description = [{
     `x - max(x) - log(sum(exp(x - max(x))))` along `axis`; f32, same shape.
@@ -366,7 +372,7 @@ def Kina_NegOp : Kina_Op<"neg"> {
 // Reductions over one axis, which the result keeps with size 1 (so that
 // `x - broadcast(mean(x, axis=2))` lines up), f32.
 class Kina_AxisReductionOp<string mnemonic, string what>
-    : Kina_Op<mnemonic> {
+    : Kina_Op<mnemonic, [], [], ["flops"]> {
   let summary = what # " along one axis, keeping it with size 1";
   let description = what # " of the elements along `axis`; f32. The result "
     "has the operand's shape with `axis` of size 1. NaN propagates, as in "
@@ -434,7 +440,8 @@ def Kina_ReverseModeOp : Op<Kina_Dialect, "reverse_mode",
 // Placement changes and collectives
 //===----------------------------------------------------------------------===//
 
-def Kina_ReshardOp : Kina_Op<"reshard", [Kina_ResultPlacementIsFree]> {
+def Kina_ReshardOp : Kina_Op<"reshard", [Kina_ResultPlacementIsFree], [],
+                             ["flops"]> {
   let summary = "the same global tensor, placed otherwise";
   let description = [{
     Converts between placements of one global tensor: `@host` to a mesh
@@ -460,7 +467,7 @@ def Kina_ReshardOp : Kina_Op<"reshard", [Kina_ResultPlacementIsFree]> {
 // placement; in the per-device view (`@local`, local shapes) it changes
 // the shape by the axis size.
 class Kina_CollectiveOp<string mnemonic, list<Trait> traits = []>
-    : Kina_Op<mnemonic, traits> {
+    : Kina_Op<mnemonic, traits, [], ["flops"]> {
   let results = (outs Kina_Tensor:$result);
   let hasFolder = 1;
   let hasCanonicalizer = 1;

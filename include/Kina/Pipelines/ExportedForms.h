@@ -35,7 +35,7 @@ inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
 /// readers (`m.ir(stage)` in Python): differentiated and propagated
 /// (global view, collectives in place), the host form and the per-device
 /// form (empty without a mesh). Every compile also says what each
-/// function's collectives move (remarkCommunication).
+/// function costs a device: FLOPs, peak bytes, collectives (remarkCost).
 struct ExportedStages {
   std::string propagated, host, spmd;
 };

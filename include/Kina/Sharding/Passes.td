@@ -91,19 +91,23 @@ def PartitionPass : Pass<"kina-partition", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::kina::KinaDialect"];
 }
 
-def CommunicationPass : Pass<"kina-communication", "::mlir::ModuleOp"> {
-  let summary = "Say, per function, what its collectives move";
+def CostPass : Pass<"kina-cost", "::mlir::ModuleOp"> {
+  let summary = "Say, per function, what it computes, holds and sends";
   let description = [{
-    On a propagated program (`--kina-propagate-sharding`, in the global
-    view), one remark per function that has collectives: for the forward
-    ops and, in a reverseMode function, for the backward ones (the ops
-    located `adjoint of ...`), each kind of collective over each mesh axis
-    with its count and the bytes each device sends (the remarks' model,
-    `bytesSentPerDevice`). It changes nothing. Run `--cse` first to see
-    what runs once per value.
+    The static cost view, before anything runs: one remark per function
+    with, for one device (a block of each value on a mesh, the whole
+    program on a host), the FLOPs its ops declare (CostOpInterface;
+    callees included), the peak bytes of the values live at once in
+    program order (arguments included), and, for the forward ops and, in
+    a reverseMode function, the backward ones (located `adjoint of ...`),
+    each kind of collective over each mesh axis with its count and the
+    bytes each device sends (`bytesSentPerDevice`, what the runtime
+    sends and `m.simulate` counts). It changes nothing. Run it after
+    `--kina-propagate-sharding --cse` to see what runs once per value;
+    compare two annotations side by side.
 
     ```
-    remark: communication of 'mlp_grad', per device: forward 1 all_reduce over x (128 B); backward 1 all_reduce over x (128 B), 1 all_slice over x (0 B); 256 bytes in all
+    remark: cost of 'mlp_grad', per device: 3072 FLOPs, 1792 bytes at peak; forward 1 all_reduce over x (128 B); backward 1 all_reduce over x (128 B), 1 all_slice over x (0 B); 256 bytes sent in all
     ```
   }];
 }

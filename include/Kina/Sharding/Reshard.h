@@ -12,9 +12,16 @@ namespace mlir::kina {
 /// over that axis), splits moved (`all_to_all`), gathered (`all_gather`)
 /// or cut (`all_slice`). Each op made is passed to `onCreated`. Fails
 /// (with an error at `loc`) when a step is not possible.
+/// When `weighed` is given and the order of the mesh axes changes the
+/// bytes sent, it gets the orders tried and their bytes ("x then y 256 B,
+/// y then x 384 B").
 FailureOr<Value> convertPlacement(OpBuilder &builder, Location loc, Value value,
                                   PlacementAttr target,
-                                  function_ref<void(Operation *)> onCreated);
+                                  function_ref<void(Operation *)> onCreated,
+                                  std::string *weighed = nullptr);
+
+/// The collectives that move data, for the cost model.
+enum class Collective { AllGather, AllReduce, ReduceScatter, AllToAll };
 
 /// The bytes each device sends to run `collective`, as the runtime
 /// (lib/Runtime/Collectives.c) runs it, where L is the device's block of
@@ -22,6 +29,10 @@ FailureOr<Value> convertPlacement(OpBuilder &builder, Location loc, Value value,
 /// (n-1)L, all_reduce 2(n-1) ceil(e/n) elements (a reduce-scatter, then
 /// an all-gather), reduce_scatter and all_to_all (n-1)L/n, all_slice 0.
 int64_t bytesSentPerDevice(Operation *collective);
+/// The same for a collective of `kind` on a block of `elements` elements
+/// of `elementBytes` each, over a mesh axis of `n` devices.
+int64_t bytesSentPerDevice(Collective kind, int64_t elements,
+                           int64_t elementBytes, int64_t n);
 
 } // namespace mlir::kina
 

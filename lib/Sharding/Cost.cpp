@@ -1,0 +1,152 @@
+//===- Cost.cpp - What a function computes, holds and sends ---------------===//
+//
+// The static cost view, one remark per function, before anything runs:
+// the arithmetic each op declares (CostOpInterface), the peak of the
+// buffers live at once, and what the collectives send. A value is live
+// from the op that makes it to its last use (arguments throughout): the
+// program order before fusion, which fusion and in-place updates only
+// lower. A call adds its callee's FLOPs and, while it runs, its
+// temporaries.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/Sharding/Cost.h"
+#include "Kina/Sharding/Partition.h"
+#include "Kina/Sharding/Passes.h"
+#include "Kina/Sharding/Reshard.h"
+
+#include <map>
+
+namespace mlir::kina {
+#define GEN_PASS_DEF_COSTPASS
+#include "Kina/Sharding/Passes.h.inc"
+} // namespace mlir::kina
+
+using namespace mlir;
+using namespace mlir::kina;
+
+namespace {
+struct Traffic {
+  int64_t count = 0, bytes = 0;
+};
+
+/// What one application of a function costs a device.
+struct FunctionCost {
+  int64_t flops = 0;
+  int64_t peakBytes = 0;     // arguments included
+  int64_t argumentBytes = 0; // the caller's buffers
+};
+
+class CostModel {
+public:
+  explicit CostModel(MeshOp mesh) : mesh(mesh) {}
+
+  const FunctionCost &of(func::FuncOp fn);
+
+  SmallVector<int64_t> shapeOf(Value value) const {
+    auto type = dyn_cast<KinaTensorType>(value.getType());
+    if (!type)
+      return {};
+    return mesh ? blockShape(type, mesh) : SmallVector<int64_t>(type.getShape());
+  }
+  int64_t bytesOf(Value value) const {
+    auto type = dyn_cast<KinaTensorType>(value.getType());
+    if (!type)
+      return 0;
+    return ShapedType::getNumElements(shapeOf(value)) *
+           ::kina::dtypeInfo(type.getDType()).bytes;
+  }
+
+private:
+  MeshOp mesh;
+  std::map<Operation *, FunctionCost> known;
+};
+} // namespace
+
+const FunctionCost &CostModel::of(func::FuncOp fn) {
+  auto found = known.find(fn);
+  if (found != known.end())
+    return found->second;
+  FunctionCost cost;
+  known[fn] = cost; // a recursive call counts nothing more
+  if (fn.isExternal())
+    return known[fn];
+  Block &body = fn.getBody().front();
+  DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : body)
+    for (Value operand : op.getOperands())
+      lastUse[operand] = &op;
+  for (BlockArgument arg : body.getArguments())
+    cost.argumentBytes += bytesOf(arg);
+  int64_t live = cost.argumentBytes;
+  cost.peakBytes = live;
+  for (Operation &op : body) {
+    int64_t during = 0; // a callee's temporaries while it runs
+    if (auto costed = dyn_cast<CostOpInterface>(&op)) {
+      SmallVector<SmallVector<int64_t>> operands = llvm::map_to_vector(
+          op.getOperands(), [&](Value v) { return shapeOf(v); });
+      cost.flops += costed.flops(operands, shapeOf(op.getResult(0)));
+    } else if (auto call = dyn_cast<func::CallOp>(&op)) {
+      if (auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+              call, call.getCalleeAttr())) {
+        const FunctionCost &inner = of(callee);
+        cost.flops += inner.flops;
+        during = inner.peakBytes - inner.argumentBytes;
+      }
+    }
+    for (Value result : op.getResults())
+      live += bytesOf(result);
+    cost.peakBytes = std::max(cost.peakBytes, live + during);
+    for (Value operand : op.getOperands())
+      if (!isa<BlockArgument>(operand) && lastUse.lookup(operand) == &op)
+        live -= bytesOf(operand);
+    for (Value result : op.getResults())
+      if (result.use_empty())
+        live -= bytesOf(result);
+  }
+  return known[fn] = cost;
+}
+
+void mlir::kina::remarkCost(func::FuncOp fn) {
+  CostModel model(MeshOp::lookup(fn));
+  const FunctionCost &cost = model.of(fn);
+  // direction -> "kind over axis" -> traffic, in a stable order.
+  std::map<bool, std::map<std::string, Traffic>> traffic;
+  int64_t total = 0;
+  fn.walk([&](Operation *op) {
+    if (!isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp, AllToAllOp>(
+            op))
+      return;
+    auto over = getInherentAttrs(op).getAs<StringAttr>("over");
+    std::string key = op->getName().stripDialect().str() + " over " +
+                      (over ? over.str() : std::string("?"));
+    Traffic &t = traffic[isAdjointLoc(op->getLoc())][key];
+    int64_t bytes = bytesSentPerDevice(op);
+    t.count += 1;
+    t.bytes += bytes;
+    total += bytes;
+  });
+  InFlightDiagnostic remark =
+      fn.emitRemark() << "cost of '" << fn.getName()
+                      << "', per device: " << cost.flops << " FLOPs, "
+                      << cost.peakBytes << " bytes at peak;";
+  for (auto &[backward, kinds] : traffic) {
+    remark << (backward ? " backward" : " forward");
+    bool first = true;
+    for (auto &[key, t] : kinds) {
+      remark << (first ? " " : ", ") << t.count << " " << key << " (" << t.bytes
+             << " B)";
+      first = false;
+    }
+    remark << ";";
+  }
+  remark << " " << total << " bytes sent in all";
+}
+
+namespace {
+struct CostPass : mlir::kina::impl::CostPassBase<CostPass> {
+  void runOnOperation() override {
+    getOperation().walk([](func::FuncOp fn) { remarkCost(fn); });
+  }
+};
+} // namespace

@@ -1,0 +1,117 @@
+"""What a compiled function costs one device, before anything runs: the
+compiler's cost view (`kina-opt --kina-cost` says the same as remarks),
+and each collective the placement propagation inserted, with the
+alternatives it weighed. `m.cost(name)` returns a `Cost`; printing it
+gives a table, its fields are data."""
+
+import collections
+import re
+
+Remark = collections.namedtuple(
+    "Remark",
+    "location collective over placement origin reason bytes function weighed")
+Remark.__doc__ = """A collective the placement propagation inserted: where
+(`file:line:col`, of the op that needed it), which (`all_gather`, ...)
+over which mesh axis, the placement and the annotation the value had, why,
+the bytes each device sends, the function, and the alternatives weighed
+(a list of `Alternative`; empty when there was no choice)."""
+
+Alternative = collections.namedtuple("Alternative", "choice bytes")
+Alternative.__doc__ = """One plan the propagation weighed for a collective:
+what it would keep or the order of the mesh axes, and the bytes each
+device would send."""
+
+Traffic = collections.namedtuple(
+    "Traffic", "direction collective over count bytes")
+Traffic.__doc__ = """What one kind of collective over one mesh axis moves
+in a function, per device: its direction (`forward`, or `backward` for a
+reverseMode function's adjoint ops), how many run and the bytes sent."""
+
+_DIAGNOSTIC = re.compile(r"^(.*?:\d+:\d+): remark: (.*)$", re.M)
+_INSERTED = re.compile(
+    r"inserted kina\.(\w+) over mesh axis '([^']*)' of a value placed "
+    r"(.*?)(?:, from (.*?))?: (.*); each device sends (\d+) bytes "
+    r"in '([^']*)'(?:; weighed: (.*))?$")
+_COST = re.compile(
+    r"cost of '([^']*)', per device: (\d+) FLOPs, (\d+) bytes at peak;"
+    r"(.*?) (\d+) bytes sent in all$")
+_TRAFFIC = re.compile(r"(\d+) (\w+) over (\S+) \((\d+) B\)")
+_ALTERNATIVE = re.compile(r"(.*?) (\d+) B(?:, |$)")
+
+
+class Cost:
+    """One function's cost on one device: `flops` (its ops' arithmetic,
+    a multiply-add counting two), `peak_bytes` (the most bytes of values
+    live at once, in program order, arguments included: a bound on what
+    the compiled code allocates), `bytes_sent` and `traffic` (per
+    direction, kind and mesh axis; what `m.simulate` counts, per device),
+    and `collectives` (the propagation's remarks in this function, with
+    what it weighed)."""
+
+    def __init__(self, function, flops, peak_bytes, bytes_sent, traffic,
+                 collectives):
+        self.function = function
+        self.flops = flops
+        self.peak_bytes = peak_bytes
+        self.bytes_sent = bytes_sent
+        self.traffic = traffic
+        self.collectives = collectives
+
+    def __repr__(self):
+        return ("<kina.Cost of %r per device: %d FLOPs, %d bytes at peak, "
+                "%d bytes sent>" % (self.function, self.flops,
+                                    self.peak_bytes, self.bytes_sent))
+
+    def __str__(self):
+        lines = ["cost of %r, per device" % self.function,
+                 "  FLOPs            %15d" % self.flops,
+                 "  bytes at peak    %15d" % self.peak_bytes,
+                 "  bytes sent       %15d" % self.bytes_sent]
+        if self.traffic:
+            lines.append("  %-9s %-15s %-6s %5s %12s" %
+                         ("direction", "collective", "over", "count", "bytes"))
+            lines += ["  %-9s %-15s %-6s %5d %12d" % t for t in self.traffic]
+        if self.collectives:
+            lines.append("  inserted by the propagation:")
+        for r in self.collectives:
+            lines.append("    %s: %s over %s, %d B: %s" %
+                         (r.location, r.collective, r.over, r.bytes,
+                          r.reason))
+            if r.weighed:
+                lines.append("      weighed: " + ", ".join(
+                    "%s %d B" % a for a in r.weighed))
+        return "\n".join(lines)
+
+
+def parse(diagnostics):
+    """(Remark list, {function: Cost}) from a compile's remarks."""
+    remarks, costs = [], {}
+    for location, message in _DIAGNOSTIC.findall(diagnostics):
+        inserted = _INSERTED.match(message)
+        if inserted:
+            (kind, over, placement, origin, reason, sent, function,
+             weighed) = inserted.groups()
+            alternatives = [Alternative(choice, int(b)) for choice, b in
+                            _ALTERNATIVE.findall(weighed or "")]
+            remarks.append(Remark(location, kind, over, placement, origin,
+                                  reason, int(sent), function, alternatives))
+            continue
+        cost = _COST.match(message)
+        if not cost:
+            continue
+        name, flops, peak, parts, sent = cost.groups()
+        traffic = []
+        for part in parts.split(";"):
+            part = part.strip()
+            if not part:
+                continue
+            direction, rest = part.split(" ", 1)
+            for count, kind, over, moved in _TRAFFIC.findall(rest):
+                traffic.append(Traffic(direction, kind, over, int(count),
+                                       int(moved)))
+        costs[name] = Cost(name, int(flops), int(peak), int(sent), traffic,
+                           [])
+    for remark in remarks:
+        if remark.function in costs:
+            costs[remark.function].collectives.append(remark)
+    return remarks, costs
