@@ -4,7 +4,8 @@
 // slice of slice on one axis, single-operand concat, reshape of reshape,
 // transpose of transpose, broadcast to the operand's own shape, reshard to
 // the same type or of a reshard, all_slice of all_gather (and back) on one
-// axis, collectives over a mesh axis of one device.
+// axis, all_to_all there and back, collectives over a mesh axis of one
+// device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,4 +138,12 @@ OpFoldResult AllReduceOp::fold(FoldAdaptor) { return foldOverOneDevice(*this); }
 OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
   return foldOverOneDevice(*this);
 }
-OpFoldResult AllToAllOp::fold(FoldAdaptor) { return foldOverOneDevice(*this); }
+/// A split moved from one axis to another and back is where it was.
+OpFoldResult AllToAllOp::fold(FoldAdaptor) {
+  auto inverse = getInput().getDefiningOp<AllToAllOp>();
+  if (inverse && inverse.getFrom() == getTo() &&
+      inverse.getTo() == getFrom() && inverse.getOver() == getOver() &&
+      inverse.getInput().getType() == getType())
+    return inverse.getInput();
+  return foldOverOneDevice(*this);
+}
