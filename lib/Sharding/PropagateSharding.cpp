@@ -90,6 +90,21 @@ private:
   /// of the collectives that decision makes; empty when there was no
   /// choice.
   std::string weighed;
+
+  /// Splits asked of undecided values by the ops that use them, flowed
+  /// back from annotations (`askBackward`), with the annotation's text.
+  struct Asked {
+    PlacementAttr placement;
+    std::string by;
+  };
+  DenseMap<Value, Asked> asked;
+  void askBackward(ArrayRef<Operation *> ops);
+  /// The split that `asked` wants for `op`'s result over `axis`, when the
+  /// operands can all be cut to it (a free all_slice): then they are, and
+  /// the result dim is returned.
+  FailureOr<std::optional<int64_t>>
+  splitAsAsked(Operation *op, const ShardingRule &rule, StringAttr axis,
+               PlacementAttr result);
 };
 } // namespace
 
@@ -243,8 +258,19 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
       if (std::optional<int64_t> dim =
               placementOf(op->getOperand(i)).getAxisSplitBy(axis))
         claims.push_back({i, rule.operandDims[i][*dim]});
-    if (claims.empty())
+    if (claims.empty()) {
+      FailureOr<std::optional<int64_t>> dim =
+          splitAsAsked(op, rule, axis, result);
+      if (failed(dim))
+        return failure();
+      if (*dim) {
+        result = result.withSplit(**dim, axis);
+        axisOrigin[{op->getResult(0), axis}] = asked[op->getResult(0)].by;
+        if (resultOrigin.empty())
+          resultOrigin = asked[op->getResult(0)].by;
+      }
       continue;
+    }
     // Choose what to keep, in bytes each device sends: keeping factor f
     // gathers the operands that split another factor, all-reduces the
     // result later if f is contracting, and moves an annotated result
@@ -380,6 +406,99 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   return success();
 }
 
+void Propagation::askBackward(ArrayRef<Operation *> ops) {
+  // Placements flow both ways, as in GSPMD and Shardy: a split that an
+  // annotation asks of a value (an ascription, a reshard) is asked of the
+  // undecided values it is computed from, dim by dim through each op's
+  // rule, so that they are computed split rather than computed whole and
+  // then cut. The last use in program order asks first; a split that
+  // conflicts with one already asked is dropped.
+  for (Operation *op : llvm::reverse(ops)) {
+    if (op->getNumResults() != 1)
+      continue;
+    Value value = op->getResult(0);
+    auto type = dyn_cast<KinaTensorType>(value.getType());
+    if (!type)
+      continue;
+    Asked wants{type.getPlacement(),
+                "the annotation at " + locationText(op->getLoc())};
+    if (!wants.placement.isMesh()) {
+      auto it = asked.find(value);
+      if (it == asked.end())
+        continue;
+      wants = it->second;
+    }
+    std::optional<ShardingRule> rule = getShardingRule(op);
+    if (!rule && !isa<ReshardOp>(op))
+      continue;
+    for (auto [dim, axis] : llvm::zip_equal(wants.placement.getAxes(),
+                                            wants.placement.getOver())) {
+      int64_t size = *mesh.getAxisSize(axis.getValue());
+      int64_t factor = rule ? rule->resultDims[dim] : -1;
+      if (rule && (factor < 0 ||
+                   rule->factors[factor] != ShardingRule::Kind::Parallel))
+        continue;
+      for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+        // A reshard's operand is the same tensor, dim for dim.
+        std::optional<int64_t> operandDim =
+            rule ? rule->operandDimOf(i, factor) : std::optional(dim);
+        Value operand = op->getOperand(i);
+        auto operandType = dyn_cast<KinaTensorType>(operand.getType());
+        if (!operandDim || !operandType ||
+            !operandType.getPlacement().isAuto() ||
+            operandType.getDimSize(*operandDim) % size != 0)
+          continue;
+        Asked &before = asked[operand];
+        if (!before.placement)
+          before = {PlacementAttr::getReplicated(op->getContext()), wants.by};
+        if (before.placement.getSplitOf(*operandDim) ||
+            before.placement.getAxisSplitBy(axis))
+          continue;
+        before.placement = before.placement.withSplit(*operandDim, axis);
+      }
+    }
+  }
+}
+
+FailureOr<std::optional<int64_t>>
+Propagation::splitAsAsked(Operation *op, const ShardingRule &rule,
+                          StringAttr axis, PlacementAttr result) {
+  auto it = asked.find(op->getResult(0));
+  if (it == asked.end() || result.isPartialOver(axis))
+    return std::optional<int64_t>();
+  std::optional<int64_t> dim = it->second.placement.getAxisSplitBy(axis);
+  int64_t factor = dim ? rule.resultDims[*dim] : -1;
+  if (factor < 0 || rule.factors[factor] != ShardingRule::Kind::Parallel)
+    return std::optional<int64_t>();
+  int64_t size = *mesh.getAxisSize(axis.getValue());
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    std::optional<int64_t> operandDim = rule.operandDimOf(i, factor);
+    PlacementAttr placement = placementOf(op->getOperand(i));
+    if (operandDim &&
+        (placement.getSplitOf(*operandDim) || placement.getAxisSplitBy(axis) ||
+         placement.isPartialOver(axis) ||
+         cast<KinaTensorType>(op->getOperand(i).getType())
+                     .getDimSize(*operandDim) %
+                 size !=
+             0))
+      return std::optional<int64_t>();
+  }
+  // Cut the operands that have the factor: nothing moves.
+  OpBuilder builder(op);
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    std::optional<int64_t> operandDim = rule.operandDimOf(i, factor);
+    if (!operandDim)
+      continue;
+    FailureOr<Value> cut =
+        convert(op, op->getOperand(i),
+                placementOf(op->getOperand(i)).withSplit(*operandDim, axis), "");
+    if (failed(cut))
+      return failure();
+    op->setOperand(i, *cut);
+  }
+  return dim;
+}
+
 LogicalResult Propagation::run(func::FuncOp fn) {
   if (fn.isExternal())
     return success();
@@ -391,6 +510,7 @@ LogicalResult Propagation::run(func::FuncOp fn) {
   }
   SmallVector<Operation *> ops;
   fn.walk([&](Operation *op) { ops.push_back(op); });
+  askBackward(ops);
   for (Operation *op : ops) {
     if (auto reshard = dyn_cast<ReshardOp>(op)) {
       if (failed(lowerReshard(reshard)))

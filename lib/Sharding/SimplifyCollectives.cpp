@@ -7,7 +7,8 @@
 // reassociated here so that the partial values add first, and one
 // all-reduce remains. And a replicated broadcast that a split operand
 // meets (a row statistic spread over a split axis) is computed whole and
-// then cut: it is broadcast to the block instead.
+// then cut: it is broadcast to the block instead. And a split moved to
+// another dim is gathered and then cut: one all_to_all does it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,11 +106,41 @@ struct BroadcastTheBlock : OpRewritePattern<AllSliceOp> {
     return success();
   }
 };
+
+/// all_slice(all_gather(x, a), b) over one mesh axis, a != b: the split
+/// moves from a to b in one all_to_all ((n-1)/n of the block sent, not
+/// n-1 blocks). The propagation gathers an operand that splits another
+/// dim than the one kept, then cuts it to the kept one.
+struct GatherThenCutIsAMove : OpRewritePattern<AllSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AllSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto gather = slice.getInput().getDefiningOp<AllGatherOp>();
+    if (!gather || !gather->hasOneUse() ||
+        gather.getOver() != slice.getOver() ||
+        gather.getAxis() == slice.getAxis())
+      return failure();
+    auto move = createInferred<AllToAllOp>(
+        rewriter, rewriter.getFusedLoc({gather.getLoc(), slice.getLoc()}),
+        gather.getInput(), gather.getAxis(), slice.getAxis(),
+        slice.getOver());
+    if (!move || move.getType() != slice.getType()) {
+      if (move)
+        rewriter.eraseOp(move);
+      return failure();
+    }
+    rewriter.replaceOp(slice, move);
+    rewriter.eraseOp(gather);
+    return success();
+  }
+};
 } // namespace
 
 void mlir::kina::simplifyCollectives(func::FuncOp fn) {
   RewritePatternSet patterns(fn.getContext());
-  patterns.add<SumReducedPartials, BroadcastTheBlock>(fn.getContext());
+  patterns.add<SumReducedPartials, BroadcastTheBlock, GatherThenCutIsAMove>(
+      fn.getContext());
   GreedyRewriteConfig config;
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
   (void)applyPatternsGreedily(fn, std::move(patterns), config);

@@ -54,10 +54,10 @@ kina.mesh @mesh [x = 2]
 
 // Operands that split different axes over one mesh axis: the one whose
 // gathering moves fewer bytes is gathered; here they tie, and the result's
-// annotation (split on axis 1) decides: `a` is gathered and cut again.
+// annotation (split on axis 1) decides: `a` is gathered and cut again,
+// which after the propagation is one all_to_all (half the bytes).
 // CHECK-LABEL: func.func @conflict
-// CHECK: %[[G:.*]] = kina.all_gather %{{.*}}[axis = 0, over = "x"] : !kina.tensor<8x8xf32, @sharded(axis=0)> -> !kina.tensor<8x8xf32, @replicated>
-// CHECK: %[[C:.*]] = kina.all_slice %[[G]][axis = 1, over = "x"]
+// CHECK: %[[C:.*]] = kina.all_to_all %{{.*}}[from = 0, to = 1, over = "x"] : !kina.tensor<8x8xf32, @sharded(axis=0)> -> !kina.tensor<8x8xf32, @sharded(axis=1)>
 // CHECK: kina.sub %[[C]], %{{.*}} : !kina.tensor<8x8xf32, @sharded(axis=1)>
 func.func @conflict(%a: !kina.tensor<8x8xf32, @sharded(axis=0)> {kina.name = "a"}, %b: !kina.tensor<8x8xf32, @sharded(axis=1)> {kina.name = "b"}) -> !kina.tensor<8x8xf32, @sharded(axis=1)> {
   // expected-remark @below {{inserted kina.all_gather over mesh axis 'x' of a value placed @sharded(axis=0), from parameter 'a': operand #0 splits another axis over 'x' than operand #1 (@sharded(axis=1), from parameter 'b'); each device sends 128 bytes}}

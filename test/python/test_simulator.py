@@ -228,3 +228,24 @@ def test_reductions_on_devices_and_host():
         run = module.simulate(name, arg)
         np.testing.assert_allclose(run.value, host, rtol=1e-6, atol=1e-6)
         assert all(row.max_abs_diff <= 1e-6 for row in run.report)
+
+
+def test_a_split_asked_of_an_intermediate_splits_its_computation():
+    # test/Sharding/Inputs/asked-back.kina: weights replicated, one
+    # annotation on `h`; the split flows back, each device computes half
+    # of every product, and the values are NumPy's.
+    module = kina.compile_file(
+        ROOT / "test" / "Sharding" / "Inputs" / "asked-back.kina")
+    rng = np.random.default_rng(3)
+    x, w1, w2 = (rng.standard_normal(s).astype(np.float32)
+                 for s in [(4, 8), (8, 16), (16, 8)])
+    run = module.simulate("mlp", x, w1, w2)
+    want = np.tanh(x.astype(np.float64) @ w1) @ w2
+    np.testing.assert_allclose(run.value, want, rtol=1e-5, atol=1e-5)
+    unsharded = 2 * 4 * 8 * 16 + 4 * 16 + 2 * 4 * 16 * 8
+    assert module.cost("mlp").flops * module.mesh.num_devices == unsharded
+    e = np.exp(x.astype(np.float64))
+    run = module.simulate("conflict", x)
+    np.testing.assert_allclose(run.value, e * e + (e + e), rtol=1e-6)
+    assert run.bytes_moved == (module.mesh.num_devices *
+                               module.cost("conflict").bytes_sent)
