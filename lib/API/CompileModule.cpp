@@ -95,7 +95,8 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
     FailureOr<ModuleSignature> exportedSignature = getModuleSignature(*module);
     if (failed(exportedSignature))
       return failure();
-    if (options.probes) {
+    // A per-device program has no host entries.
+    if (options.probes || isPerDeviceProgram(kinaModule)) {
       signature = exportedSignature;
     } else {
       signature->mesh = exportedSignature->mesh;

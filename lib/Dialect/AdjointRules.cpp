@@ -424,8 +424,10 @@ LogicalResult TanhOp::buildAdjoint(OpBuilder &b, Value cotangent,
 // free cast). Where the cotangent is placed as the result is, the rule
 // names its collective; otherwise (an @auto cotangent, or one placed
 // elsewhere) a kina.reshard, which the propagation turns into the
-// cheapest collective. The per-device (@local) form is not differentiated:
-// its types do not say whether a cotangent is a sum over devices.
+// cheapest collective. In the per-device (@local) form every placement is
+// the result's, so the named transposes apply; --kina-differentiate sums
+// the cotangents of values the same on every device where they meet one
+// that is not (lib/Differentiate/Differentiate.cpp).
 //===----------------------------------------------------------------------===//
 
 /// The placement a cotangent of `value` takes: its own, but a partial

@@ -11,6 +11,15 @@
 // sharded program's backward moves nothing for them; the adjoint ops that
 // a rule built for an inactive operand are erased, unused.
 //
+// A per-device (`@local`, SPMD) function is differentiated as JAX's
+// shard_map is: its types do not say which values are the same on every
+// device, so that is tracked (from the arguments' `kina.global` types and
+// through the collectives), and where a value that is the same on the
+// devices of a mesh axis is used by an op whose result differs between
+// them, that use's cotangent is summed over the axis (an all_reduce: the
+// transpose of the implicit broadcast). The collectives' own adjoints
+// need nothing more.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Kina/Differentiate/Passes.h"
@@ -39,6 +48,7 @@ public:
 private:
   LogicalResult copyBody(func::FuncOp fn, IRMapping &map,
                          SmallVectorImpl<Value> &results);
+  LogicalResult trackVarying();
   Value constant(float value, Type like, Location loc);
   Value placed(Value value, Type type, Location loc);
   void accumulate(Value value, Value cotangent, Operation *forward);
@@ -53,6 +63,10 @@ private:
   DenseMap<Value, Value> cotangents;
   /// The values that depend on a `wrt` parameter.
   DenseSet<Value> active;
+  /// A per-device function's mesh, and for each value the mesh axes
+  /// (bit i: the mesh's axis i) over whose devices it differs.
+  MeshOp mesh;
+  DenseMap<Value, uint64_t> varying;
 };
 } // namespace
 
@@ -128,10 +142,77 @@ Value ReverseMode::placed(Value value, Type type, Location loc) {
   return ReshardOp::create(builder, loc, cast<KinaTensorType>(type), value);
 }
 
+/// The collectives, whose adjoints place their cotangents themselves.
+static bool isCollective(Operation *op) {
+  return isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp,
+             AllToAllOp>(op);
+}
+
+/// Per device: which mesh axes each argument of the function around `op`
+/// (from its `kina.global` type) and each tape value differs over.
+LogicalResult ReverseMode::trackVarying() {
+  auto caller = op->getParentOfType<func::FuncOp>();
+  SmallVector<StringRef> axes = llvm::map_to_vector(
+      mesh.getAxes(), [](Attribute a) { return cast<StringAttr>(a).strref(); });
+  auto bit = [&](StringRef axis) -> uint64_t {
+    auto it = llvm::find(axes, axis);
+    return it == axes.end() ? 0 : uint64_t(1) << (it - axes.begin());
+  };
+  StringRef globalName = KinaDialect::GlobalAttrHelper::getNameStr();
+  for (Value input : op.getInputs()) {
+    auto arg = dyn_cast<BlockArgument>(input);
+    auto global =
+        arg && caller && arg.getOwner() == &caller.getBody().front()
+            ? caller.getArgAttrOfType<TypeAttr>(arg.getArgNumber(), globalName)
+            : TypeAttr();
+    auto type = global ? dyn_cast<KinaTensorType>(global.getValue())
+                       : KinaTensorType();
+    if (!type || !type.getPlacement().isMesh())
+      return op.emitOpError("differentiates a per-device (@local) function, "
+                            "but cannot tell over which mesh axes an input "
+                            "differs: its argument has no `kina.global` mesh "
+                            "type (--kina-partition=form=spmd gives one)");
+    uint64_t mask = 0;
+    for (StringAttr axis : type.getPlacement().getOver())
+      mask |= bit(axis);
+    for (StringAttr axis : type.getPlacement().getPartial())
+      mask |= bit(axis);
+    varying[input] |= mask;
+  }
+  for (Operation *forward : tape) {
+    uint64_t mask = 0;
+    for (Value operand : forward->getOperands())
+      mask |= varying.lookup(operand);
+    if (isCollective(forward)) {
+      uint64_t over =
+          bit(getInherentAttrs(forward).getAs<StringAttr>("over").getValue());
+      mask = isa<AllGatherOp, AllReduceOp>(forward) ? mask & ~over
+                                                      : mask | over;
+    }
+    varying[forward->getResult(0)] = mask;
+  }
+  return success();
+}
+
 /// Adds `cotangent` (from the adjoint of `forward`) to what `value` has
-/// received so far.
+/// received so far. Per device, a use that made a value the same on the
+/// devices of a mesh axis into one that differs gives a summand per
+/// device: they are summed over the axis.
 void ReverseMode::accumulate(Value value, Value cotangent,
                              Operation *forward) {
+  if (mesh && !isCollective(forward)) {
+    uint64_t spread =
+        varying.lookup(forward->getResult(0)) & ~varying.lookup(value);
+    for (auto [i, axis] : llvm::enumerate(mesh.getAxes())) {
+      if (!(spread & (uint64_t(1) << i)))
+        continue;
+      auto summed = createInferred<AllReduceOp>(
+          builder, getAdjointLoc(forward), cotangent, ReductionKind::sum,
+          cast<StringAttr>(axis).getValue());
+      if (summed)
+        cotangent = summed.getResult();
+    }
+  }
   auto [it, inserted] = cotangents.try_emplace(value, cotangent);
   if (inserted)
     return;
@@ -164,17 +245,19 @@ LogicalResult ReverseMode::run() {
   auto fn = symbols.lookup<func::FuncOp>(op.getCallee());
   if (!fn) // verifySymbolUses reports it
     return failure();
-  if (anyPlacement(fn.getFunctionType(),
-                   [](PlacementAttr p) { return p.isLocal(); }))
+  bool perDevice = anyPlacement(fn.getFunctionType(),
+                                [](PlacementAttr p) { return p.isLocal(); });
+  if (perDevice && !(mesh = MeshOp::lookup(op)))
     return op.emitOpError("differentiates '")
-           << fn.getName()
-           << "', a per-device (@local) function: differentiate the global "
-              "view, before --kina-partition";
+           << fn.getName() << "', a per-device (@local) function, in a "
+           << "module without a mesh";
   IRMapping map;
   for (auto [arg, input] : llvm::zip(fn.getArguments(), op.getInputs()))
     map.map(arg, input);
   SmallVector<Value> results;
   if (failed(copyBody(fn, map, results)))
+    return failure();
+  if (perDevice && failed(trackVarying()))
     return failure();
   Value result = results.front();
   Value seed = cast<KinaTensorType>(result.getType()).getRank() == 0

@@ -157,6 +157,13 @@ static LogicalResult moveRenamed(ModuleOp from, ModuleOp into,
   return success();
 }
 
+bool mlir::kina::isPerDeviceProgram(ModuleOp program) {
+  return llvm::any_of(program.getOps<func::FuncOp>(), [](func::FuncOp fn) {
+    return anyPlacement(fn.getFunctionType(),
+                        [](PlacementAttr p) { return p.isLocal(); });
+  });
+}
+
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::kina::buildExportedForms(ModuleOp program, bool probes,
                                ExportedStages *stages) {
@@ -173,6 +180,18 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
       runOnCopy(program, createDifferentiatePass());
   if (failed(differentiated))
     return failure();
+  if (isPerDeviceProgram(program)) {
+    if (probes)
+      return program.emitError(
+          "a per-device (@local) program has no unsharded form to compare "
+          "with: compile the global program for the divergence report");
+    out.spmd = print(**differentiated);
+    OwningOpRef<ModuleOp> exported(ModuleOp::create(program.getLoc()));
+    if (failed(moveRenamed(**differentiated, *exported,
+                           kPerDeviceSymbolPrefix)))
+      return failure();
+    return exported;
+  }
   // Propagated once: its remarks are said once.
   FailureOr<OwningOpRef<ModuleOp>> propagated =
       runOnCopy(**differentiated, createPropagateShardingPass());

@@ -377,8 +377,8 @@ LogicalResult HostPartition::partition(Operation *op) {
         .whole = host;
     return success();
   }
-  if (isa<func::CallOp, func::ReturnOp>(op)) {
-    // Calls and returns pass whole (global) tensors.
+  if (isa<func::CallOp, ReverseModeOp, func::ReturnOp>(op)) {
+    // Calls (a reverseMode too) and returns pass whole (global) tensors.
     for (OpOperand &operand : op->getOpOperands()) {
       if (!onMesh(operand.get()))
         continue;
@@ -433,7 +433,7 @@ LogicalResult HostPartition::run(func::FuncOp fn) {
     // in `values`; the op is judged by what it computes.
     if (failed(partition(op)))
       return failure();
-    if (!isa<func::CallOp, func::ReturnOp>(op) &&
+    if (!isa<func::CallOp, ReverseModeOp, func::ReturnOp>(op) &&
         llvm::any_of(op->getResults(),
                      [&](Value v) { return values.count(v) || v.use_empty(); }))
       replaced.push_back(op);

@@ -67,7 +67,7 @@ LogicalResult mlir::kina::partitionSpmd(func::FuncOp fn, MeshOp mesh) {
                         "its boundary");
       return WalkResult::interrupt();
     }
-    if (isa<func::CallOp>(op)) {
+    if (isa<func::CallOp, ReverseModeOp>(op)) {
       for (Value result : op->getResults())
         result.setType(localType(result.getType(), mesh));
       return WalkResult::advance();

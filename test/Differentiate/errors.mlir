@@ -1,6 +1,8 @@
 // RUN: kina-opt %s --kina-differentiate --split-input-file -verify-diagnostics
 
-// The per-device form is not differentiated: the global view is.
+// A per-device function is differentiated from its arguments' global
+// types (which values are the same on every device): without them, a
+// located error.
 kina.mesh @mesh [x = 2]
 func.func @f(%w: !kina.tensor<2xf32, @local>) -> !kina.tensor<f32, @local> {
   %s = kina.sum %w [axis = 0] : (!kina.tensor<2xf32, @local>) -> !kina.tensor<1xf32, @local>
@@ -8,7 +10,7 @@ func.func @f(%w: !kina.tensor<2xf32, @local>) -> !kina.tensor<f32, @local> {
   return %r : !kina.tensor<f32, @local>
 }
 func.func @g(%w: !kina.tensor<2xf32, @local>) -> (!kina.tensor<f32, @local>, !kina.tensor<2xf32, @local>) {
-  // expected-error @+1 {{differentiates 'f', a per-device (@local) function: differentiate the global view, before --kina-partition}}
+  // expected-error @+1 {{differentiates a per-device (@local) function, but cannot tell over which mesh axes an input differs: its argument has no `kina.global` mesh type (--kina-partition=form=spmd gives one)}}
   %v, %d = kina.reverse_mode @f(%w) wrt = [0] : (!kina.tensor<2xf32, @local>) -> (!kina.tensor<f32, @local>, !kina.tensor<2xf32, @local>)
   return %v, %d : !kina.tensor<f32, @local>, !kina.tensor<2xf32, @local>
 }

@@ -36,9 +36,17 @@ inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
 /// (global view, collectives in place), the host form and the per-device
 /// form (empty without a mesh). Every compile also says what each
 /// function costs a device: FLOPs, peak bytes, collectives (remarkCost).
+///
+/// A program already in its per-device form (its functions `@local`, as
+/// `--kina-partition=form=spmd` leaves them, with `kina.global` types; it
+/// may have been differentiated there) is exported as it is: per-device
+/// functions only, no host entries, no probes.
 struct ExportedStages {
   std::string propagated, host, spmd;
 };
+
+/// Whether `program`'s functions are per-device (`@local`) ones.
+bool isPerDeviceProgram(ModuleOp program);
 FailureOr<OwningOpRef<ModuleOp>>
 buildExportedForms(ModuleOp program, bool probes = false,
                    ExportedStages *stages = nullptr);
