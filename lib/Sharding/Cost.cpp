@@ -5,8 +5,8 @@
 // buffers live at once, and what the collectives send. A value is live
 // from the op that makes it to its last use (arguments throughout): the
 // program order before fusion, which fusion and in-place updates only
-// lower. A call adds its callee's FLOPs and, while it runs, its
-// temporaries.
+// lower. A call adds its callee's FLOPs, collectives and, while it runs,
+// its temporaries.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,11 +30,17 @@ struct Traffic {
   int64_t count = 0, bytes = 0;
 };
 
+/// direction (backward?) -> "kind over axis" -> traffic, in a stable
+/// order.
+using TrafficTable = std::map<bool, std::map<std::string, Traffic>>;
+
 /// What one application of a function costs a device.
 struct FunctionCost {
   int64_t flops = 0;
   int64_t peakBytes = 0;     // arguments included
   int64_t argumentBytes = 0; // the caller's buffers
+  TrafficTable traffic;      // callees' included
+  int64_t bytesSent = 0;
 };
 
 class CostModel {
@@ -92,7 +98,25 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
         const FunctionCost &inner = of(callee);
         cost.flops += inner.flops;
         during = inner.peakBytes - inner.argumentBytes;
+        for (auto &[backward, kinds] : inner.traffic)
+          for (auto &[key, t] : kinds) {
+            Traffic &mine = cost.traffic[backward][key];
+            mine.count += t.count;
+            mine.bytes += t.bytes;
+          }
+        cost.bytesSent += inner.bytesSent;
       }
+    }
+    if (isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp, AllToAllOp>(
+            &op)) {
+      auto over = getInherentAttrs(&op).getAs<StringAttr>("over");
+      std::string key = op.getName().stripDialect().str() + " over " +
+                        (over ? over.str() : std::string("?"));
+      Traffic &t = cost.traffic[isAdjointLoc(op.getLoc())][key];
+      int64_t bytes = bytesSentPerDevice(&op);
+      t.count += 1;
+      t.bytes += bytes;
+      cost.bytesSent += bytes;
     }
     for (Value result : op.getResults())
       live += bytesOf(result);
@@ -110,27 +134,11 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
 void mlir::kina::remarkCost(func::FuncOp fn) {
   CostModel model(MeshOp::lookup(fn));
   const FunctionCost &cost = model.of(fn);
-  // direction -> "kind over axis" -> traffic, in a stable order.
-  std::map<bool, std::map<std::string, Traffic>> traffic;
-  int64_t total = 0;
-  fn.walk([&](Operation *op) {
-    if (!isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp, AllToAllOp>(
-            op))
-      return;
-    auto over = getInherentAttrs(op).getAs<StringAttr>("over");
-    std::string key = op->getName().stripDialect().str() + " over " +
-                      (over ? over.str() : std::string("?"));
-    Traffic &t = traffic[isAdjointLoc(op->getLoc())][key];
-    int64_t bytes = bytesSentPerDevice(op);
-    t.count += 1;
-    t.bytes += bytes;
-    total += bytes;
-  });
   InFlightDiagnostic remark =
       fn.emitRemark() << "cost of '" << fn.getName()
                       << "', per device: " << cost.flops << " FLOPs, "
                       << cost.peakBytes << " bytes at peak;";
-  for (auto &[backward, kinds] : traffic) {
+  for (auto &[backward, kinds] : cost.traffic) {
     remark << (backward ? " backward" : " forward");
     bool first = true;
     for (auto &[key, t] : kinds) {
@@ -140,7 +148,7 @@ void mlir::kina::remarkCost(func::FuncOp fn) {
     }
     remark << ";";
   }
-  remark << " " << total << " bytes sent in all";
+  remark << " " << cost.bytesSent << " bytes sent in all";
 }
 
 namespace {
