@@ -25,12 +25,18 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
     return emitError(loc) << "internal error: converting " << source.str()
                           << " to " << target.str();
   MeshOp mesh = MeshOp::lookup(builder.getInsertionBlock()->getParentOp());
-  auto step = [&](Operation *op) -> LogicalResult {
+  // Appends `op` (null: a step that is not possible) to the chain that
+  // ends at `current`.
+  auto extend = [](Operation *op, Value &current,
+                   function_ref<void(Operation *)> made) {
     if (!op)
-      return failure();
-    onCreated(op);
-    value = op->getResult(0);
-    return success();
+      return false;
+    made(op);
+    current = op->getResult(0);
+    return true;
+  };
+  auto step = [&](Operation *op) {
+    return success(extend(op, value, onCreated));
   };
   // Removals first (each leaves a valid placement), then the moves, then
   // the cuts, so that no intermediate placement uses a mesh axis twice.
@@ -44,13 +50,7 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
     for (StringAttr axis : order) {
       PlacementAttr now = placementOf(current);
       std::optional<int64_t> to = target.getAxisSplitBy(axis);
-      auto take = [&](Operation *op) {
-        if (op) {
-          made(op);
-          current = op->getResult(0);
-        }
-        return op != nullptr;
-      };
+      auto take = [&](Operation *op) { return extend(op, current, made); };
       if (now.isPartialOver(axis) && !target.isPartialOver(axis) &&
           !take(to && !now.getSplitOf(*to)
                     ? tryCreateInferred<ReduceScatterOp>(

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FreshCopy.h"
 #include "Kina/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,6 +21,7 @@ namespace mlir::kina {
 } // namespace mlir::kina
 
 using namespace mlir;
+using mlir::kina::freshCopy;
 
 namespace {
 struct DistinctResultsPass
@@ -29,14 +31,10 @@ struct DistinctResultsPass
       llvm::SmallDenseSet<Value> returned;
       OpBuilder b(ret);
       for (OpOperand &operand : ret->getOpOperands()) {
-        auto type = dyn_cast<MemRefType>(operand.get().getType());
-        if (!type || returned.insert(operand.get()).second)
+        if (!isa<MemRefType>(operand.get().getType()) ||
+            returned.insert(operand.get()).second)
           continue;
-        Value copy = memref::AllocOp::create(
-            b, ret.getLoc(),
-            MemRefType::get(type.getShape(), type.getElementType()));
-        memref::CopyOp::create(b, ret.getLoc(), operand.get(), copy);
-        operand.set(copy);
+        operand.set(freshCopy(b, ret.getLoc(), operand.get()));
       }
     });
   }

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kina/Dialect/KinaDialect.h"
+#include "FreshCopy.h"
 #include "Kina/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,6 +30,7 @@ namespace mlir::kina {
 } // namespace mlir::kina
 
 using namespace mlir;
+using mlir::kina::freshCopy;
 using mlir::kina::KinaDialect;
 
 /// (result, argument) for each result of `fn` marked `kina.reuses`.
@@ -114,13 +116,7 @@ struct DropDonatedResultsPass
         // Copied in at the end: first save what else is returned as a
         // view of the argument (its old value), and the value itself if
         // it is one.
-        auto saved = [&](Value view) -> Value {
-          auto type = cast<MemRefType>(view.getType());
-          Value copy = memref::AllocOp::create(
-              b, loc, MemRefType::get(type.getShape(), type.getElementType()));
-          memref::CopyOp::create(b, loc, view, copy);
-          return copy;
-        };
+        auto saved = [&](Value view) { return freshCopy(b, loc, view); };
         for (OpOperand &other : ret->getOpOperands())
           if (other.getOperandNumber() != result &&
               isa<MemRefType>(other.get().getType()) &&
@@ -143,12 +139,7 @@ struct DropDonatedResultsPass
         }
         OpBuilder at(call);
         for (auto [result, arg] : donated) {
-          Value passed = call.getOperand(arg);
-          auto type = cast<MemRefType>(passed.getType());
-          Value copy = memref::AllocOp::create(
-              at, call.getLoc(),
-              MemRefType::get(type.getShape(), type.getElementType()));
-          memref::CopyOp::create(at, call.getLoc(), passed, copy);
+          Value copy = freshCopy(at, call.getLoc(), call.getOperand(arg));
           call->setOperand(arg, copy);
           call.getResult(result).replaceAllUsesWith(copy);
         }
