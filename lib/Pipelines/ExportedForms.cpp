@@ -208,7 +208,8 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
     return failure();
   if (!probes)
     for (auto fn : (*propagated)->getOps<func::FuncOp>())
-      remarkCost(fn);
+      if (failed(remarkCost(fn)))
+        return failure();
   out.propagated = print(**propagated);
   if (probes && MeshOp::lookup(program)) {
     tagProbes(**propagated);

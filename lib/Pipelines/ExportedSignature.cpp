@@ -7,6 +7,7 @@
 #include "Kina/Pipelines/ExportedForms.h"
 
 #include "Kina/Dialect/KinaDialect.h"
+#include "Kina/Sharding/Partition.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -69,6 +70,34 @@ deviceSignature(func::FuncOp fn, StringRef name, unsigned results,
       globalType = KinaTensorType::get(
           fn.getContext(), globalType.getShape(), globalType.getElementType(),
           PlacementAttr::getReplicated(fn.getContext()));
+    // A per-device program may come from outside (an edited .mlir): its
+    // local type must be a device's block of its global one.
+    PlacementAttr placement = globalType.getPlacement();
+    bool onMesh = llvm::all_of(
+        llvm::concat<const StringAttr>(placement.getOver(),
+                                       placement.getPartial()),
+        [&](StringAttr axis) {
+          return mesh && mesh.getAxisSize(axis.getValue()).has_value();
+        });
+    bool divides =
+        onMesh && llvm::all_of(llvm::zip_equal(placement.getAxes(),
+                                               placement.getOver()),
+                               [&](auto split) {
+                                 auto [dim, axis] = split;
+                                 return globalType.getDimSize(dim) %
+                                            *mesh.getAxisSize(
+                                                axis.getValue()) ==
+                                        0;
+                               });
+    auto localType = cast<KinaTensorType>(local);
+    if (!divides || localType.getElementType() != globalType.getElementType() ||
+        ArrayRef<int64_t>(blockShape(globalType, mesh)) !=
+            localType.getShape())
+      return fn.emitError("'")
+             << name << "': " << local
+             << " is not a device's block of its global type " << globalType
+             << (mesh ? " on the mesh [" + mesh.getAxisList() + "]"
+                      : std::string(" (the module has no mesh)"));
     tensor->placement = placementOf(globalType, mesh);
     return tensor;
   };

@@ -131,7 +131,24 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
   return known[fn] = cost;
 }
 
-void mlir::kina::remarkCost(func::FuncOp fn) {
+LogicalResult mlir::kina::remarkCost(func::FuncOp fn) {
+  WalkResult undecided = fn.walk([&](Operation *op) {
+    if (isa<ReverseModeOp>(op)) {
+      op->emitError("kina-cost: differentiate first (--kina-differentiate): "
+                    "the cost of a reverseMode is its adjoint's");
+      return WalkResult::interrupt();
+    }
+    for (Type type : op->getResultTypes())
+      if (auto tensor = dyn_cast<KinaTensorType>(type);
+          tensor && tensor.getPlacement().isAuto()) {
+        op->emitError("kina-cost: a placement is not decided: run "
+                      "--kina-propagate-sharding first");
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (undecided.wasInterrupted())
+    return failure();
   CostModel model(MeshOp::lookup(fn));
   const FunctionCost &cost = model.of(fn);
   InFlightDiagnostic remark =
@@ -149,12 +166,15 @@ void mlir::kina::remarkCost(func::FuncOp fn) {
     remark << ";";
   }
   remark << " " << cost.bytesSent << " bytes sent in all";
+  return success();
 }
 
 namespace {
 struct CostPass : mlir::kina::impl::CostPassBase<CostPass> {
   void runOnOperation() override {
-    getOperation().walk([](func::FuncOp fn) { remarkCost(fn); });
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (failed(remarkCost(fn)))
+        return signalPassFailure();
   }
 };
 } // namespace

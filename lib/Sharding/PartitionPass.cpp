@@ -31,6 +31,14 @@ struct PartitionPass : mlir::kina::impl::PartitionPassBase<PartitionPass> {
     MeshOp mesh = MeshOp::lookup(module);
     if (!mesh)
       return; // nothing to partition
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (anyPlacement(fn.getFunctionType(),
+                       [](PlacementAttr p) { return p.isLocal(); })) {
+        fn.emitError("kina-partition: '")
+            << fn.getName()
+            << "' is already per-device (@local): partition a program once";
+        return signalPassFailure();
+      }
     if (form == "host") {
       if (failed(partitionHost(module, mesh)))
         signalPassFailure();

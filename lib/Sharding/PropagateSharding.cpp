@@ -272,12 +272,18 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
       continue;
     }
     // Choose what to keep, in bytes each device sends: keeping factor f
-    // gathers the operands that split another factor, all-reduces the
-    // result later if f is contracting, and moves an annotated result
-    // whose split differs; gathering every operand is the alternative.
+    // gathers the operands that split another factor, reduces the result
+    // later if f is contracting (a reduce_scatter when an annotation asks
+    // for a split result, else an all_reduce), and moves an annotated
+    // result whose split differs; gathering every operand is the
+    // alternative.
     // Ties keep the first operand's split.
+    // A value's block: an operand's as placed; the result's as the mesh
+    // axes decided so far place it.
     auto sent = [&](Collective kind, Value value) {
       auto type = cast<KinaTensorType>(value.getType());
+      if (value == op->getResult(0))
+        type = type.withPlacement(result);
       return bytesSentPerDevice(
           kind, ShapedType::getNumElements(blockShape(type, mesh)),
           ::kina::dtypeInfo(type.getDType()).bytes, size);
@@ -293,8 +299,10 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
         if (factor != keep)
           bytes += sent(Collective::AllGather, op->getOperand(i));
       if (keep >= 0 && rule.factors[keep] == ShardingRule::Kind::Contracting)
-        bytes += sent(Collective::AllReduce, op->getResult(0));
-      if (keep >= 0 && wantedDim && rule.resultDims[*wantedDim] != keep)
+        bytes += sent(wantedDim ? Collective::ReduceScatter
+                                : Collective::AllReduce,
+                      op->getResult(0));
+      else if (keep >= 0 && wantedDim && rule.resultDims[*wantedDim] != keep)
         bytes += sent(Collective::AllToAll, op->getResult(0));
       return bytes;
     };
@@ -420,15 +428,19 @@ void Propagation::askBackward(ArrayRef<Operation *> ops) {
     auto type = dyn_cast<KinaTensorType>(value.getType());
     if (!type)
       continue;
+    std::optional<ShardingRule> rule = getShardingRule(op);
     Asked wants{type.getPlacement(),
                 "the annotation at " + locationText(op->getLoc())};
+    // An annotated result asks its own op too (cut operands that are
+    // parameters rather than compute it whole and cut it after).
+    if (wants.placement.isMesh() && rule && !wants.placement.getAxes().empty())
+      asked.try_emplace(value, wants);
     if (!wants.placement.isMesh()) {
       auto it = asked.find(value);
       if (it == asked.end())
         continue;
       wants = it->second;
     }
-    std::optional<ShardingRule> rule = getShardingRule(op);
     if (!rule && !isa<ReshardOp>(op))
       continue;
     for (auto [dim, axis] : llvm::zip_equal(wants.placement.getAxes(),

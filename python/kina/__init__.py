@@ -104,7 +104,9 @@ class Module:
         (a `kina.Cost`: FLOPs, peak bytes, the bytes each collective sends
         and the alternatives the propagation weighed); known for modules
         compiled in this process, not for `kina.load()`."""
-        if name not in self.functions:
+        if not isinstance(name, str):
+            raise TypeError("cost() takes a function's name, got %r" % (name,))
+        if name not in self.functions and name not in self.per_device:
             raise KeyError("module has no function %r (it has: %s)" %
                            (name, ", ".join(self.functions)))
         if name not in self._costs:

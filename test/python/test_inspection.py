@@ -134,6 +134,8 @@ def test_cost_of_a_loaded_module_is_not_known(tmp_path):
         loaded.cost("mlp")
     with pytest.raises(KeyError, match="no function 'nope'"):
         m.cost("nope")
+    with pytest.raises(TypeError, match="a function's name"):
+        m.cost(3)
 
 
 def test_a_program_without_a_mesh():

@@ -15,8 +15,10 @@ namespace mlir::kina {
 /// grouped by direction (backward: located `adjoint of ...`), kind and
 /// mesh axis, with the bytes each device sends (`bytesSentPerDevice`,
 /// what the runtime sends). `--kina-cost` and every compile (so Python's
-/// `Module.cost`) say it.
-void remarkCost(func::FuncOp fn);
+/// `Module.cost`) say it. Fails, with an error, on a function whose
+/// placements are not decided (`@auto`: run --kina-propagate-sharding
+/// first) or that is still a `kina.reverse_mode` (--kina-differentiate).
+LogicalResult remarkCost(func::FuncOp fn);
 
 } // namespace mlir::kina
 
