@@ -64,8 +64,9 @@ LogicalResult MeshOp::verifyAxes(ArrayRef<int64_t> shape,
   if (shape.empty())
     return emitError() << "a mesh needs at least one axis";
   if (shape.size() != names.size())
-    return emitError() << "a mesh of " << shape.size() << " axes names "
-                       << shape.size() << ", got " << names.size();
+    return emitError() << "a mesh of " << shape.size()
+                       << " axes needs one name per axis (axes=[...]), got "
+                       << names.size();
   llvm::StringSet<> seen;
   int64_t devices = 1;
   for (auto [name, size] : llvm::zip_equal(names, shape)) {

@@ -127,14 +127,15 @@ class Module:
         self._library.num_threads = _thread_count(n)
 
     def simulate(self, name, *args, report=True, threads_per_device=1,
-                 timeout=60.0):
+                 timeout=60.0, **kwargs):
         """Runs the per-device form of `name` on one thread per device of
         the mesh, with shared-memory collectives, on the global `args`
         (distributed by their placements). Returns a SimulationResult:
         `value` (the global result; a tuple for a function with several),
         `per_device` (each device's local result, in device order; tuples
         for several), `report` and `bytes_moved`. `args` may also be one
-        `m.distribute(name, *args)`.
+        `m.distribute(name, *args)`; arguments may be given by parameter
+        name, as in a direct call.
 
         `report`: also run the unsharded program and compare every op's
         value (`r.report`, one row per op); it runs an instrumented build
@@ -146,6 +147,17 @@ class Module:
         device fails; every device stops, none is left waiting (`timeout`
         seconds bound a wait in a collective)."""
         function = self._device_function(name)
+        if (isinstance(threads_per_device, bool) or
+                not isinstance(threads_per_device, int)):
+            raise TypeError("threads_per_device must be an int, got %s" %
+                            type(threads_per_device).__name__)
+        if threads_per_device < 1:
+            raise ValueError("threads_per_device must be at least 1, got %d"
+                             % threads_per_device)
+        if not timeout > 0:
+            raise ValueError("timeout must be a positive number of seconds, "
+                             "got %r" % (timeout,))
+        args = _devices.bind_arguments(function, args, kwargs)
         if not report:
             local, moved, seconds, _ = _devices.run_threads(
                 self._library, function, args, threads_per_device, timeout)

@@ -225,6 +225,35 @@ class Distributed:
                     np.array(block, dtype=param.dtype, order="C"))
 
 
+def bind_arguments(function, args, kwargs):
+    """`args` with the keyword arguments `kwargs` put in their parameters'
+    places, as a direct call binds them; TypeError for an unknown name, one
+    given twice or one missing."""
+    if not kwargs:
+        return args
+    names = [p.name for p in function.params]
+    bound = list(args) + [None] * (len(names) - len(args))
+    if len(args) > len(names):
+        raise TypeError("%s() takes %d argument(s) (%s), got %d" % (
+            function.name, len(names), ", ".join(names),
+            len(args) + len(kwargs)))
+    for key, value in kwargs.items():
+        if key not in names:
+            raise TypeError("%s() got an unexpected keyword argument %r "
+                            "(its parameters: %s)" % (function.name, key,
+                                                      ", ".join(names)))
+        index = names.index(key)
+        if index < len(args):
+            raise TypeError("%s() got parameter %r twice" %
+                            (function.name, key))
+        bound[index] = value
+    missing = [n for n, value in zip(names, bound) if value is None]
+    if missing:
+        raise TypeError("%s() is missing argument(s) %s" % (
+            function.name, ", ".join(missing)))
+    return bound
+
+
 def run_threads(library, function, args, threads_per_device, timeout):
     """Runs `function` on one thread per device, on global `args` or on a
     Distributed; (each device's list of local results, bytes moved,

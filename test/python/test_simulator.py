@@ -140,6 +140,28 @@ def test_wrong_inputs_are_refused_before_any_device_starts():
         plain.simulate("f", np.zeros(2, np.float32))
 
 
+def test_arguments_by_name_and_the_options_are_checked():
+    module = kina.compile_file(EXAMPLES["vocab"])
+    args = storylm0.arguments()
+    names = [p.name for p in module.functions["storylm0_forward"].params]
+    by_name = module.simulate("storylm0_forward", args[0], report=False,
+                              **dict(zip(names[1:], args[1:])))
+    np.testing.assert_array_equal(by_name.value,
+                                  module.storylm0_forward(*args))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        module.simulate("storylm0_forward", *args, nope=args[1])
+    with pytest.raises(TypeError, match="parameter 'embed' twice"):
+        module.simulate("storylm0_forward", *args[:2], embed=args[1])
+    with pytest.raises(TypeError, match="missing argument\\(s\\) wq"):
+        module.simulate("storylm0_forward", args[0], embed=args[1],
+                        **dict(zip(names[3:], args[3:])))
+    with pytest.raises(ValueError, match="threads_per_device must be at "
+                       "least 1, got 0"):
+        module.simulate("storylm0_forward", *args, threads_per_device=0)
+    with pytest.raises(ValueError, match="timeout must be a positive"):
+        module.simulate("storylm0_forward", *args, timeout=0)
+
+
 def test_threads_per_device_do_not_change_the_bits():
     module = kina.compile_file(EXAMPLES["row"])
     args = storylm0.arguments()
