@@ -142,12 +142,6 @@ Value ReverseMode::placed(Value value, Type type, Location loc) {
   return ReshardOp::create(builder, loc, cast<KinaTensorType>(type), value);
 }
 
-/// The collectives, whose adjoints place their cotangents themselves.
-static bool isCollective(Operation *op) {
-  return isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp,
-             AllToAllOp>(op);
-}
-
 /// Per device: which mesh axes each argument of the function around `op`
 /// (from its `kina.global` type) and each tape value differs over.
 LogicalResult ReverseMode::trackVarying() {
@@ -200,6 +194,7 @@ LogicalResult ReverseMode::trackVarying() {
 /// device: they are summed over the axis.
 void ReverseMode::accumulate(Value value, Value cotangent,
                              Operation *forward) {
+  // (A collective's adjoint places its cotangent itself.)
   if (mesh && !isCollective(forward)) {
     uint64_t spread =
         varying.lookup(forward->getResult(0)) & ~varying.lookup(value);

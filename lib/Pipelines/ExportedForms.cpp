@@ -63,8 +63,7 @@ static void tagProbes(ModuleOp module) {
       continue;
     fn.walk([&](Operation *op) {
       if (op->getNumResults() != 1 || isa<ConstantOp, ReshardOp>(op) ||
-          isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp,
-              AllToAllOp>(op) ||
+          isCollective(op) ||
           !isa<KinaTensorType>(op->getResult(0).getType()))
         return;
       probe.setAttr(op,
@@ -87,8 +86,7 @@ static void dropSharding(ModuleOp module) {
                                PlacementAttr::getHost(context));
   };
   module.walk([&](Operation *op) {
-    if (isa<ReshardOp, AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp,
-            AllToAllOp>(op)) {
+    if (isa<ReshardOp>(op) || isCollective(op)) {
       op->getResult(0).replaceAllUsesWith(op->getOperand(0));
       op->erase();
       return;

@@ -107,8 +107,7 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
         cost.bytesSent += inner.bytesSent;
       }
     }
-    if (isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp, AllToAllOp>(
-            &op)) {
+    if (isCollective(&op)) {
       auto over = getInherentAttrs(&op).getAs<StringAttr>("over");
       std::string key = op.getName().stripDialect().str() + " over " +
                         (over ? over.str() : std::string("?"));

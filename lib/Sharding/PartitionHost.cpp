@@ -400,8 +400,7 @@ LogicalResult HostPartition::partition(Operation *op) {
                 llvm::any_of(op->getResults(), onMesh);
   if (!placed)
     return success();
-  if (isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp, AllToAllOp>(
-          op))
+  if (isCollective(op))
     return collective(op);
   if (isa<InferResultTypeOpInterface>(op) && op->getNumResults() == 1)
     return computePerBlock(op);

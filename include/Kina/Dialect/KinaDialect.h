@@ -58,6 +58,10 @@ Location getAdjointLoc(Operation *forward);
 /// pass.
 bool isAdjointLoc(Location loc);
 
+/// Whether `op` is one of the collectives (all_gather, all_slice,
+/// all_reduce, reduce_scatter, all_to_all).
+bool isCollective(Operation *op);
+
 class MeshOp;
 
 /// Ops whose result placement is their own to choose (a constant, a
