@@ -64,7 +64,10 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   pm.addPass(createDonateDestinationsPass());
   pm.addNestedPass<func::FuncOp>(createTileMatmulsPass(matmul));
   pm.addNestedPass<func::FuncOp>(createSplitParallelOpsPass());
-  pm.addNestedPass<func::FuncOp>(createTileTransposesPass());
+  TileTransposesPassOptions transposes;
+  if (cpu.floatLanes() == 8 || cpu.floatLanes() == 16)
+    transposes.registerSide = cpu.floatLanes();
+  pm.addNestedPass<func::FuncOp>(createTileTransposesPass(transposes));
   pm.addPass(createCanonicalizerPass());
   // The accumulator tile: out of the K loop, carried in registers.
   pm.addPass(createLoopInvariantSubsetHoistingPass());

@@ -15,6 +15,9 @@ mlir::kina::createTargetMachine(const ::kina::CPUDescription &cpu,
                                 bool hostFeatures, Location loc) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // Inline asm in the generated code (x86vector's AVX2 8 x 8 transpose
+  // blends with `vblendps` asm) is assembled by the target's asm parser.
+  llvm::InitializeNativeTargetAsmParser();
   llvm::Triple triple(llvm::sys::getProcessTriple());
   std::string error;
   const llvm::Target *target =

@@ -354,9 +354,23 @@ def TileTransposesPass : Pass<"kina-tile-transposes", "::mlir::func::FuncOp"> {
     output dim that reads the input's last dim (1 along the others), so
     that a block's input rows stay in L1 and the TLB. Run after
     `kina-split-parallel-ops` (the pieces of a split transpose are tiled).
+
+    With `register-side` (the CPU's float lanes: 8 or 16), a block of
+    32-bit elements whose sides that divides is transposed in registers:
+    `register-side` rows of the input read whole, a `vector.transpose`
+    lowered to shuffles (AVX2's 8 x 8, AVX-512's 16 x 16), the rows of the
+    output written whole; no element gathers.
   }];
+  let options = [
+    Option<"registerSide", "register-side", "int64_t", /*default=*/"0",
+           "the side of the blocks transposed in registers: 8 or 16 "
+           "(the CPU's float lanes), 0 for none">,
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect",
+                           // x86vector's 8 x 8 lowering blends by inline asm
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def OutlineParallelLoopsPass
