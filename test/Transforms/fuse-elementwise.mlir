@@ -40,17 +40,24 @@ func.func @chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4xf32> {
 
 // A broadcast scalar (an AdamW coefficient, one tensor that CSE shares
 // between every weight of one shape) is recomputed in each of its users:
-// no full-size tensor of one repeated number. A broadcast row with two
-// users stays, computed once.
+// no full-size tensor of one repeated number.
 // CHECK-LABEL: func.func @shared_scalar
 // CHECK-NOT: linalg.generic {{.*}} ins(%{{.*}} : tensor<f32>) outs
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<f32>)
 // CHECK: arith.mulf
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<f32>)
 // CHECK: arith.mulf
+
+// A broadcast row with two users is fused into the first, which takes
+// over the second's use and is then fused with the second: one loop reads
+// the row and writes both products, and no [4, 8] copy of the row is made.
 // CHECK-LABEL: func.func @shared_row
-// CHECK: %[[ROW:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8xf32>)
-// CHECK-COUNT-2: ins(%{{.*}}, %[[ROW]] : tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: %[[BOTH:.*]]:2 = linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[BOTH]]#{{[01]}}, %[[BOTH]]#{{[01]}}
 #scalar = affine_map<(d0, d1) -> ()>
 func.func @shared_scalar(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %s: tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %e = tensor.empty() : tensor<4x8xf32>
@@ -87,4 +94,56 @@ func.func @shared_row(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %r: tensor<8xf32
     linalg.yield %m : f32
   } -> tensor<4x8xf32>
   return %x, %y : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// AdamW's shape: a new moment is a result of the function and an input of
+// the new weight. It becomes one loop with the weight, which writes both:
+// the gradient and the old moment are read once, the new moment is not
+// read back. A producer whose other user comes first stays unfused.
+// CHECK-LABEL: func.func @moment_and_weight
+// CHECK: %[[STEP:.*]]:2 = linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+// CHECK: %[[M:.*]] = arith.addf
+// CHECK: %[[W:.*]] = arith.subf %{{.*}}, %[[M]]
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[STEP]]#{{[01]}}, %[[STEP]]#{{[01]}}
+#v = affine_map<(d0) -> (d0)>
+func.func @moment_and_weight(%g: tensor<8xf32>, %m: tensor<8xf32>, %w: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %new_m = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]} ins(%g, %m : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %new_w = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]} ins(%w, %new_m : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %new_m, %new_w : tensor<8xf32>, tensor<8xf32>
+}
+// CHECK-LABEL: func.func @used_before
+// CHECK: %[[P:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: linalg.reduce ins(%[[P]]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[P]] :
+func.func @used_before(%a: tensor<8xf32>, %b: tensor<8xf32>, %acc: tensor<f32>) -> (tensor<f32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %p = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]} ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %r = math.exp %x : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %sum = linalg.reduce ins(%p : tensor<8xf32>) outs(%acc : tensor<f32>) dimensions = [0]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  %q = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]} ins(%b, %p : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.mulf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %sum, %q : tensor<f32>, tensor<8xf32>
 }
