@@ -14,6 +14,7 @@
 #include "Kina/Transforms/Passes.h"
 
 #include "CheckedOptions.h"
+#include "TransposedOperands.h"
 
 #include "Kina/CPU/MatmulModel.h"
 #include "Kina/CPU/MatmulTuning.h"
@@ -114,7 +115,8 @@ static void markKBlocks(RewriterBase &rewriter, Operation *block,
 
 /// Copies `block` (K x N, rows N apart in B) before `loop` into N/width
 /// strips of K x width contiguous floats: the register tiles then stream
-/// their strip from L1 in order, not one TLB page per row of B.
+/// their strip from L1 in order, not one TLB page per row of B. A block of
+/// a transpose W^T is packed from W's rows (no copy of W^T is made).
 static FailureOr<Value> packStrips(RewriterBase &rewriter,
                                    tensor::ExtractSliceOp block,
                                    LoopLikeOpInterface loop, int64_t width) {
@@ -123,6 +125,9 @@ static FailureOr<Value> packStrips(RewriterBase &rewriter,
       return failure();
   Location loc = block.getLoc();
   rewriter.setInsertionPoint(loop);
+  if (std::optional<mlir::kina::TransposedSlice> rows =
+          mlir::kina::sliceOfTranspose(rewriter, block.getResult()))
+    return mlir::kina::packTransposedStrips(rewriter, loc, *rows, width);
   auto hoisted = cast<tensor::ExtractSliceOp>(rewriter.clone(*block));
   RankedTensorType type = hoisted.getType();
   int64_t rows = type.getDimSize(0), strips = type.getDimSize(1) / width;
@@ -224,13 +229,22 @@ static LogicalResult vectorizeTile(RewriterBase &rewriter, Operation *tileOp) {
 }
 
 /// Tiles `strip` (M x K x tileN) into height x tileN register tiles, one
-/// step of K each, vectorized.
+/// step of K each, vectorized. A's column of a tile, when A is a
+/// transpose X^T, is read from X's row.
 static LogicalResult vectorizeRegisterTiles(RewriterBase &rewriter,
                                             Operation *strip, int64_t height) {
   auto registers = tile(rewriter, strip, {height, 0, 1}, {});
   if (failed(registers))
     return failure();
-  return vectorizeTile(rewriter, registers->tiledOps.front());
+  Operation *tileOp = registers->tiledOps.front();
+  rewriter.setInsertionPoint(tileOp);
+  if (std::optional<mlir::kina::TransposedSlice> row =
+          mlir::kina::sliceOfTranspose(rewriter, tileOp->getOperand(0))) {
+    Value column =
+        mlir::kina::columnFromRow(rewriter, tileOp->getLoc(), *row);
+    rewriter.modifyOpInPlace(tileOp, [&] { tileOp->setOperand(0, column); });
+  }
+  return vectorizeTile(rewriter, tileOp);
 }
 
 /// The N tiles of `op` as an scf.forall, with the producer of the result's

@@ -159,3 +159,45 @@ func.func @streamed(%a: tensor<4x16xf32>, %b: tensor<16x64xf32>, %c: tensor<4x64
   %0 = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x64xf32>) outs(%c : tensor<4x64xf32>) -> tensor<4x64xf32>
   return %0 : tensor<4x64xf32>
 }
+
+// -----
+
+// The backward's dX = dY W^T: B is a transpose, and its packed strips are
+// made from W's rows (a transpose per block, W's 64 x 8 block seen as 2
+// strips of 32 rows), not from a materialized W^T.
+// CHECK-LABEL: func.func @transposed_b
+// CHECK-SAME: (%{{[^:]*}}: tensor<16x40xf32>, %[[W:[^:]*]]: tensor<64x40xf32>
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}}
+// CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[W]][0, %[[K]]] [64, 8] [1, 1] : tensor<64x40xf32> to tensor<64x8xf32>
+// CHECK: %[[STRIPS:.*]] = tensor.expand_shape %[[ROWS]] {{\[}}[0, 1], [2]] output_shape [2, 32, 8]
+// CHECK: %[[PACKED:.*]] = linalg.transpose ins(%[[STRIPS]] : tensor<2x32x8xf32>) outs(%{{.*}} : tensor<2x8x32xf32>) permutation = [0, 2, 1]
+// CHECK: tensor.extract_slice %[[PACKED]]
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// CHECK-NOT: linalg.transpose
+func.func @transposed_b(%a: tensor<16x40xf32>, %w: tensor<64x40xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %e = tensor.empty() : tensor<40x64xf32>
+  %wt = linalg.transpose ins(%w : tensor<64x40xf32>) outs(%e : tensor<40x64xf32>) permutation = [1, 0]
+  %0 = linalg.matmul ins(%a, %wt : tensor<16x40xf32>, tensor<40x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %0 : tensor<16x64xf32>
+}
+
+// -----
+
+// The backward's dW = X^T dY: A is a transpose; each register tile's
+// column of A (8 rows at one step of K) is the run of 8 floats of X's row
+// at that step, reshaped without a copy; X^T is not materialized.
+// CHECK-LABEL: func.func @transposed_a
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<40x16xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}}) -> (vector<8x32xf32>)
+// CHECK: %[[SPAN:.*]] = tensor.extract_slice %[[X]][%{{.*}}, %{{.*}}] [1, 8] [1, 1] : tensor<40x16xf32> to tensor<1x8xf32>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[SPAN]] {{\[}}[0, 1]] : tensor<1x8xf32> into tensor<8xf32>
+// CHECK: %[[COLUMN:.*]] = tensor.expand_shape %[[FLAT]] {{\[}}[0, 1]] output_shape [8, 1]
+// CHECK: vector.transfer_read %[[COLUMN]]{{.*}} : tensor<8x1xf32>, vector<8x1xf32>
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+func.func @transposed_a(%x: tensor<40x16xf32>, %b: tensor<40x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %e = tensor.empty() : tensor<16x40xf32>
+  %xt = linalg.transpose ins(%x : tensor<40x16xf32>) outs(%e : tensor<16x40xf32>) permutation = [1, 0]
+  %0 = linalg.matmul ins(%xt, %b : tensor<16x40xf32>, tensor<40x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %0 : tensor<16x64xf32>
+}
