@@ -8,10 +8,10 @@
 // every line of the block packed next, spread evenly over their steps of K,
 // so that the packing loop reads from cache and the memory traffic runs
 // under the arithmetic. A burst of prefetches per tile instead stalls it.
-// The address costs a dozen integer instructions (a division among them):
-// computed every step of K it takes a third of an AVX2 core's issue slots
-// from its 12 FMAs, so the register loop is unrolled by a group of steps
-// and the group prefetches once.
+// The address once cost a dozen integer instructions (a division among
+// them) every step of K, a third of an AVX2 core's issue slots beside its 12
+// FMAs: the register loop is unrolled by a group of steps, the group
+// prefetches once, and the address advances by a constant.
 //
 //===----------------------------------------------------------------------===//
 
@@ -206,6 +206,10 @@ struct PrefetchNextBlockPass
                                       kMaxStepsPerPrefetch);
     while (group > 1 && (trips % group || trips / group < 2))
       group /= 2;
+    int64_t groupsPerRun = trips / group;
+    int64_t runs = compute->iterations / trips;
+    if (groupsPerRun > rows)
+      return;
     if (group > 1) {
       FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, group);
       if (failed(unrolled))
@@ -214,34 +218,40 @@ struct PrefetchNextBlockPass
         loop = *unrolled->mainLoopOp;
     }
 
-    // Group g of the block's register loops (all their runs in order)
-    // prefetches line g * group / stepsPerLine of the next block.
-    b.setInsertionPointToStart(loop.getBody());
-    SmallVector<scf::ForOp> loops(compute->enclosing);
-    loops.push_back(loop);
-    Value step;
-    for (scf::ForOp each : loops) {
-      Value number = iterationNumber(b, loc, each);
-      step = step ? arith::AddIOp::create(
-                        b, loc,
-                        arith::MulIOp::create(b, loc, step,
-                                              index(b, *tripCount(each))),
-                        number)
-                  : number;
-    }
-    Value firstStep = arith::MulIOp::create(b, loc, step, index(b, group));
-    Value line = arith::MinUIOp::create(
+    // Run t of the register loop (its runs over the block counted in
+    // order) prefetches from line t * lines / runs on, one line per group,
+    // taking the block's lines a column of lines at a time (down its rows,
+    // then the next 64 bytes): consecutive groups fetch consecutive rows, so
+    // the address advances by the matrix's row pitch, which LLVM turns
+    // into a pointer increment: the register loop carries no multiply or
+    // division. A run's spare groups fetch the next run's lines early; a
+    // run that crosses into the next column of lines fetches rows below the
+    // block instead (a prefetch never faults), which the packing loop's own
+    // prefetches make up for.
+    b.setInsertionPoint(loop);
+    Value run = index(b, 0);
+    for (scf::ForOp each : compute->enclosing)
+      run = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, run, index(b, *tripCount(each))),
+          iterationNumber(b, loc, each));
+    Value first = arith::DivUIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, run, index(b, lines)),
+        index(b, runs));
+    Value firstRow = arith::MinUIOp::create(
         b, loc,
-        arith::DivUIOp::create(b, loc, firstStep, index(b, stepsPerLine)),
-        index(b, lines - 1));
-    Value row = arith::AddIOp::create(
-        b, loc, nextRow,
-        arith::DivUIOp::create(b, loc, line, index(b, linesPerRow)));
+        arith::AddIOp::create(
+            b, loc, nextRow,
+            arith::RemUIOp::create(b, loc, first, index(b, blockRows))),
+        index(b, rows - groupsPerRun));
     Value column = arith::AddIOp::create(
         b, loc, nextColumn,
         arith::MulIOp::create(
-            b, loc, arith::RemUIOp::create(b, loc, line, index(b, linesPerRow)),
+            b, loc, arith::DivUIOp::create(b, loc, first, index(b, blockRows)),
             index(b, perLine)));
+    b.setInsertionPointToStart(loop.getBody());
+    Value row = arith::AddIOp::create(b, loc, firstRow,
+                                      iterationNumber(b, loc, loop));
     memref::PrefetchOp::create(b, loc, window->matrix, ValueRange{row, column},
                                /*isWrite=*/false, /*localityHint=*/3,
                                /*isDataCache=*/true);

@@ -12,7 +12,7 @@
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK-DAG: %[[C127:.*]] = arith.constant 127 : index
+// CHECK-DAG: %[[C112:.*]] = arith.constant 112 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK-DAG: %[[C192:.*]] = arith.constant 192 : index
 // CHECK: scf.for %[[N:[^ ]*]] =
@@ -26,25 +26,28 @@
 // CHECK: } {kina_pack_rows}
 // CHECK: scf.for %[[S:[^ ]*]] =
 // CHECK: scf.for %[[M:[^ ]*]] =
-// A line's share is 2 steps, so the register loop is unrolled by 2 and
-// each pair of steps prefetches once: group ((strip * 4) + tile) * 16 +
-// kk / 2 starts at step 2 * group, which prefetches line step / 2.
-// CHECK: scf.for %[[KK:[^ ]*]] = %{{.*}} to %{{.*}} step %[[C2]] iter_args
+// Run (strip * 4) + tile of the register loop (8 runs) prefetches the
+// lines from run * 128 / 8 on, down the block's 32 rows a column of lines
+// (16 floats) at a time; its first row is kept 16 rows (its groups) above
+// B's end.
 // CHECK: %[[STRIP:.*]] = arith.divui %[[S]], %[[C32]]
-// CHECK: %[[TILE:.*]] = arith.divui %[[M]], %[[C8]]
 // CHECK: %[[RUNS0:.*]] = arith.muli %[[STRIP]], %[[C4]]
-// CHECK: %[[RUNS1:.*]] = arith.addi %[[RUNS0]], %[[TILE]]
-// CHECK: %[[GROUP:.*]] = arith.divui %[[KK]], %[[C2]]
-// CHECK: %[[RUNS:.*]] = arith.muli %[[RUNS1]], %[[C16]]
-// CHECK: %[[NUMBER:.*]] = arith.addi %[[RUNS]], %[[GROUP]]
-// CHECK: %[[STEP:.*]] = arith.muli %[[NUMBER]], %[[C2]]
-// CHECK: %[[PER:.*]] = arith.divui %[[STEP]], %[[C2]]
-// CHECK: %[[LINE:.*]] = arith.minui %[[PER]], %[[C127]]
-// CHECK: %[[DROW:.*]] = arith.divui %[[LINE]], %[[C4]]
-// CHECK: %[[ROW:.*]] = arith.addi %[[NEXTROW]], %[[DROW]]
-// CHECK: %[[INROW:.*]] = arith.remui %[[LINE]], %[[C4]]
-// CHECK: %[[DCOL:.*]] = arith.muli %[[INROW]], %[[C16]]
+// CHECK: %[[TILE:.*]] = arith.divui %[[M]], %[[C8]]
+// CHECK: %[[TILEINDEX:.*]] = arith.addi %[[RUNS0]], %[[TILE]]
+// CHECK: %[[LINES:.*]] = arith.muli %[[TILEINDEX]], %[[C128]]
+// CHECK: %[[FIRST:.*]] = arith.divui %[[LINES]], %[[C8]]
+// CHECK: %[[INCOLUMN:.*]] = arith.remui %[[FIRST]], %[[C32]]
+// CHECK: %[[BELOWNEXT:.*]] = arith.addi %[[NEXTROW]], %[[INCOLUMN]]
+// CHECK: %[[FIRSTROW:.*]] = arith.minui %[[BELOWNEXT]], %[[C112]]
+// CHECK: %[[COLUMN:.*]] = arith.divui %[[FIRST]], %[[C32]]
+// CHECK: %[[DCOL:.*]] = arith.muli %[[COLUMN]], %[[C16]]
 // CHECK: %[[COL:.*]] = arith.addi %[[NEXTCOL]], %[[DCOL]]
+// A line's share is 2 steps, so the register loop is unrolled by 2, each
+// pair of steps prefetches once, and group g of the run the row g below
+// the first: only an add in the loop.
+// CHECK: scf.for %[[KK:[^ ]*]] = %{{.*}} to %{{.*}} step %[[C2]] iter_args
+// CHECK: %[[GROUP:.*]] = arith.divui %[[KK]], %[[C2]]
+// CHECK: %[[ROW:.*]] = arith.addi %[[FIRSTROW]], %[[GROUP]]
 // CHECK: memref.prefetch %[[B]][%[[ROW]], %[[COL]]], read, locality<3>, data
 // CHECK-NOT: memref.prefetch
 // CHECK-COUNT-2: vector.fma

@@ -193,9 +193,13 @@ def PrefetchNextBlockPass
     For each loop `kina-tile-matmuls` marked `kina_pack_rows` (after
     bufferization), the register loop that runs most often after it in the
     same block (a loop carrying vectors through `vector.fma`, inside loops
-    of constant bounds) gets one `memref.prefetch` per step: step `g` of all
-    its runs over the block prefetches line `g / s` of the block packed
-    next, `s` = the steps per line of that block. The next block is the
+    of constant bounds) is unrolled by a group of steps (a power of two, at
+    most 8 and at most the steps per line of the block packed next), and
+    each group prefetches one line of that block: run `t` of the register
+    loop (of `R` over the block) fetches from line `t * lines / R` on, one
+    per group, the block's lines taken a column of lines at a time, so the
+    address advances by B's row pitch and the loop carries no multiply or
+    division. The next block is the
     next K block of the same columns of B, or after the last one the first
     K block of the next columns (clamped to B). Packing then reads from
     cache while the memory traffic runs under the arithmetic. Left alone:
