@@ -98,6 +98,11 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
     skip the packing, which no second register tile would reuse: per N
     cache tile, 8 rows of B at a time are read in place, strip by strip,
     into a `M x tile-n` tile of C. Other matmuls keep their loops.
+    A transposed operand is read through the transpose, never copied: when
+    B's block is a slice of a `linalg.transpose` of W (dX = dY W^T), its
+    strips are packed from W's rows, transposed a block of float lanes at
+    a time in registers; when A is a transpose of X (dW = X^T dY), the
+    register tile's column of A at each step of K is a run of X's row.
     Run `loop-invariant-subset-hoisting` after it, so that the accumulator
     tile is carried through the K loop in registers. Kina's pipeline sets
     the tile options from the target CPU (`kina::chooseMatmulParameters`);
