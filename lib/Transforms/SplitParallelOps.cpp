@@ -58,6 +58,19 @@ static void readOwnSliceFromShared(scf::ForallOp forall) {
       if (read.getSource() == init && sameSlice(read))
         read.getSourceMutable().assign(shared);
     });
+    // One slice value for the read and the write: an op that reads and
+    // writes the same value elementwise is in place for the bufferization,
+    // two equal slices of one buffer are a conflict (a copy per piece).
+    tensor::ExtractSliceOp first;
+    for (Operation &op : llvm::make_early_inc_range(*forall.getBody())) {
+      auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+      if (!slice || slice.getSource() != shared || !sameSlice(slice))
+        continue;
+      if (first)
+        slice.replaceAllUsesWith(first.getResult()), slice.erase();
+      else
+        first = slice;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 // RUN: kina-opt %s --kina-split-parallel-ops | FileCheck %s
 // RUN: kina-opt %s --kina-split-parallel-ops=min-iterations=1000000 | FileCheck %s --check-prefix=HIGH
+// RUN: kina-opt %s --kina-split-parallel-ops --one-shot-bufferize="bufferize-function-boundaries" --cse --canonicalize | FileCheck %s --check-prefix=BUFFERS
 
 // A large elementwise op: its outermost parallel dimension of more than one
 // iteration (here the second, of 12) is split into about 8 pieces.
@@ -61,7 +62,7 @@ func.func @small(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
 // CHECK: scf.forall (%[[I:.*]]) = (0) to (512) step (64) shared_outs(%[[OUT:.*]] = %[[W]])
 // CHECK-DAG: %[[OLD:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [64, 512] [1, 1]
 // CHECK-DAG: tensor.extract_slice %[[G]][%[[I]], 0] [64, 512] [1, 1]
-// CHECK: linalg.generic {{.*}} ins(%[[OLD]], %{{.*}} : tensor<64x512xf32>, tensor<64x512xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[OLD]], %{{.*}} : tensor<64x512xf32>, tensor<64x512xf32>) outs(%[[OLD]] : tensor<64x512xf32>)
 // CHECK-LABEL: func.func @transpose_in_place
 // CHECK: scf.forall ({{.*}}) shared_outs(%[[T:.*]] = %[[X:[^)]*]])
 // CHECK-NOT: tensor.extract_slice %[[T]]{{.*}} [512, 64]
@@ -80,4 +81,21 @@ func.func @transpose_in_place(%x: tensor<512x512xf32>) -> tensor<512x512xf32> {
     linalg.yield %a : f32
   } -> tensor<512x512xf32>
   return %n : tensor<512x512xf32>
+}
+
+// An optimizer's update of two donated tensors at once (AdamW's weight and
+// moment): each piece reads and writes one slice value per tensor, so the
+// bufferization updates both in place, with no copy of either piece.
+// BUFFERS-LABEL: func.func @update_two_in_place
+// BUFFERS-NOT: memref.alloc
+// BUFFERS-NOT: memref.copy
+// BUFFERS: return
+func.func @update_two_in_place(%w: tensor<512x512xf32>, %m: tensor<512x512xf32>, %g: tensor<512x512xf32>) -> (tensor<512x512xf32>, tensor<512x512xf32>) {
+  %n:2 = linalg.generic {indexing_maps = [#elementwise, #elementwise, #elementwise, #elementwise, #elementwise], iterator_types = ["parallel", "parallel"]} ins(%w, %m, %g : tensor<512x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>) outs(%m, %w : tensor<512x512xf32>, tensor<512x512xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32, %p: f32):
+    %mn = arith.addf %b, %c : f32
+    %wn = arith.subf %a, %mn : f32
+    linalg.yield %mn, %wn : f32, f32
+  } -> (tensor<512x512xf32>, tensor<512x512xf32>)
+  return %n#1, %n#0 : tensor<512x512xf32>, tensor<512x512xf32>
 }
