@@ -432,10 +432,14 @@ struct TileMatmulsPass
       bool streamed = m <= streamRows;
       if (streamed)
         tileN0 = widestPanel(n, tileN);
-      if (m * n * k >= parallelThreshold && n / tileN0 > 1) {
-        while (n / tileN0 < kMinPanels && tileN0 > kMinPanelWidth &&
-               n % (tileN0 / 2) == 0)
-          tileN0 /= 2;
+      // Narrower panels where N is one cache tile or a few: a 256-column
+      // product (the small GPT's every matmul) ran on one thread.
+      int64_t panelWidth = tileN0;
+      while (n / panelWidth < kMinPanels && panelWidth > kMinPanelWidth &&
+             n % (panelWidth / 2) == 0)
+        panelWidth /= 2;
+      if (m * n * k >= parallelThreshold && n / panelWidth > 1) {
+        tileN0 = panelWidth;
         FailureOr<Operation *> split = splitColumns(rewriter, op, tileN0);
         if (failed(split))
           return signalPassFailure();

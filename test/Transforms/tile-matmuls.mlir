@@ -81,6 +81,8 @@ func.func @untiled(%a: tensor<6x4xf32>, %b: tensor<4x8xf32>, %c: tensor<6x8xf32>
 // CHECK: scf.for
 // CHECK: vector.fma
 // CHECK: tensor.parallel_insert_slice
+// CHECK-LABEL: func.func @one_cache_tile_wide
+// CHECK: scf.forall (%{{.*}}) = (0) to (256) step (64)
 // CHECK-LABEL: func.func @small
 // CHECK-NOT: scf.forall
 // CHECK: return
@@ -89,6 +91,12 @@ func.func @panels(%a: tensor<64x256xf32>, %b: tensor<256x1024xf32>, %c: tensor<6
   %init = linalg.fill ins(%zero : f32) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
   %0 = linalg.matmul ins(%a, %b : tensor<64x256xf32>, tensor<256x1024xf32>) outs(%init : tensor<64x1024xf32>) -> tensor<64x1024xf32>
   return %0 : tensor<64x1024xf32>
+}
+// N of one cache tile (256 columns, the small GPT's products): still
+// panels, 4 of 64 columns, not one serial product.
+func.func @one_cache_tile_wide(%a: tensor<1024x256xf32>, %b: tensor<256x256xf32>, %c: tensor<1024x256xf32>) -> tensor<1024x256xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<1024x256xf32>, tensor<256x256xf32>) outs(%c : tensor<1024x256xf32>) -> tensor<1024x256xf32>
+  return %0 : tensor<1024x256xf32>
 }
 func.func @small(%a: tensor<16x256xf32>, %b: tensor<256x512xf32>, %c: tensor<16x512xf32>) -> tensor<16x512xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<16x256xf32>, tensor<256x512xf32>) outs(%c : tensor<16x512xf32>) -> tensor<16x512xf32>

@@ -108,9 +108,11 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
     the tile options from the target CPU (`kina::chooseMatmulParameters`);
     the defaults are those it chooses for a Zen 5.
 
-    Matmuls of at least `parallel-threshold` multiply-adds with more than
-    one N cache tile get their N tiles as an `scf.forall` (independent
-    column panels; see `kina-outline-parallel-loops`). A static
+    Matmuls of at least `parallel-threshold` multiply-adds get their
+    column panels as an `scf.forall` (independent; see
+    `kina-outline-parallel-loops`): N cache tiles, narrowed towards 8
+    panels but no narrower than 64 columns, so that a product whose N is
+    a single cache tile (256 columns) still runs on several threads. A static
     `linalg.batch_matmul` becomes an `scf.forall` over its batch of
     `linalg.matmul`s first.
 
