@@ -333,11 +333,16 @@ struct TileMatmulsPass
   LogicalResult tilePacked(RewriterBase &rewriter, Operation *panel,
                            int64_t tileM0, int64_t tileN0, int64_t tileK0,
                            int64_t registerRows) {
+    int64_t k = cast<RankedTensorType>(panel->getOperand(0).getType())
+                    .getDimSize(1);
     auto cached = tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
     if (failed(cached))
       return failure();
     Operation *block = cached->tiledOps.front();
     markKBlocks(rewriter, block, cached->loops);
+    if (tileK0 >= k && !cached->loops.empty())
+      cached->loops.back()->setAttr(mlir::kina::kOneKBlockAttr,
+                                    rewriter.getUnitAttr());
     auto rhs = block->getOperand(1).getDefiningOp<tensor::ExtractSliceOp>();
     // Strips of tileN columns; the packed copy of B's block is made once
     // per (N, K) cache tile, outside the M loop.

@@ -5,7 +5,9 @@
 // fill is a pass of stores over the whole result (16 MB of logits, cold
 // memory: 7% of lm_head's time) only for the first block to load zeros.
 // Here the first block's accumulators start as zeros in registers and the
-// fill goes.
+// fill goes. A matmul whose K is one block (a weight gradient over a
+// batch's 256 rows) has no K loop left; its loop over M tiles reads every
+// accumulator once, and starts it from zeros the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::kina {
 #define GEN_PASS_DEF_ZEROFIRSTKBLOCKPASS
@@ -49,14 +52,88 @@ readsInside(Value result, scf::ForOp loop) {
   return reads;
 }
 
+/// The buffer `view` is a view of (itself when it is no view).
+static Value baseOf(Value view) {
+  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
+    view = viewLike.getViewSource();
+  return view;
+}
+
+/// Whether `op`, or an op inside it, uses `base` or a view of it.
+static bool touches(Operation *op, Value base) {
+  return op
+      ->walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands())
+          if (isa<BaseMemRefType>(operand.getType()) &&
+              baseOf(operand) == base)
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Each read of `reads` becomes a broadcast of `value` where `first` holds
+/// (the read where not); with no `first`, always.
+static void readFillValue(ArrayRef<vector::TransferReadOp> reads,
+                          Value value, function_ref<Value(OpBuilder &, Location)> first) {
+  for (vector::TransferReadOp read : reads) {
+    OpBuilder b(read);
+    Location loc = read.getLoc();
+    auto broadcast = [&](OpBuilder &b, Location loc) -> Value {
+      return vector::BroadcastOp::create(b, loc, read.getVectorType(), value);
+    };
+    if (!first) {
+      read.getResult().replaceAllUsesWith(broadcast(b, loc));
+      read.erase();
+      continue;
+    }
+    auto choice = scf::IfOp::create(
+        b, loc, first(b, loc),
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, broadcast(b, loc));
+        },
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, read.getResult());
+        });
+    read.getResult().replaceAllUsesExcept(choice.getResult(0),
+                                          choice.elseYield());
+    read->moveBefore(choice.elseYield());
+  }
+}
+
 namespace {
 struct ZeroFirstKBlockPass
     : mlir::kina::impl::ZeroFirstKBlockPassBase<ZeroFirstKBlockPass> {
   void runOnOperation() override {
-    getOperation()->walk([&](scf::ForOp blocks) {
-      if (blocks->hasAttr(mlir::kina::kKBlocksAttr))
-        startFromFill(blocks);
+    getOperation()->walk([&](scf::ForOp loop) {
+      if (loop->hasAttr(mlir::kina::kKBlocksAttr))
+        startFromFill(loop);
+      else if (loop->hasAttr(mlir::kina::kOneKBlockAttr))
+        startOneBlockFromFill(loop);
     });
+  }
+
+  /// When a fill of the result comes before `tiles` (past ops that use
+  /// neither its buffer nor a view of it: B's packing), every read of the
+  /// result in `tiles` reads the fill's value instead, and the fill goes.
+  void startOneBlockFromFill(scf::ForOp tiles) {
+    Operation *op = tiles->getPrevNode();
+    linalg::FillOp fill;
+    for (; op && !(fill = dyn_cast<linalg::FillOp>(op)); op = op->getPrevNode())
+      ;
+    if (!fill || !fill.hasPureBufferSemantics())
+      return;
+    Value filled = fill.getOutputs()[0], base = baseOf(filled);
+    for (Operation *between = fill->getNextNode(); between != tiles;
+         between = between->getNextNode())
+      if (touches(between, base))
+        return;
+    std::optional<SmallVector<vector::TransferReadOp>> reads =
+        readsInside(filled, tiles);
+    if (!reads || reads->empty())
+      return;
+    readFillValue(*reads, fill.getInputs()[0], nullptr);
+    fill.erase();
   }
 
   /// When a fill of the result comes right before `blocks`, its first
@@ -70,28 +147,12 @@ struct ZeroFirstKBlockPass
         readsInside(fill.getOutputs()[0], blocks);
     if (!reads)
       return;
-    Value value = fill.getInputs()[0];
-    for (vector::TransferReadOp read : *reads) {
-      OpBuilder b(read);
-      Location loc = read.getLoc();
-      Value first =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                blocks.getInductionVar(), blocks.getLowerBound());
-      auto choice = scf::IfOp::create(
-          b, loc, first,
-          [&](OpBuilder &b, Location loc) {
-            scf::YieldOp::create(
-                b, loc,
-                vector::BroadcastOp::create(b, loc, read.getVectorType(), value)
-                    .getResult());
-          },
-          [&](OpBuilder &b, Location loc) {
-            scf::YieldOp::create(b, loc, read.getResult());
-          });
-      read.getResult().replaceAllUsesExcept(choice.getResult(0),
-                                            choice.elseYield());
-      read->moveBefore(choice.elseYield());
-    }
+    readFillValue(*reads, fill.getInputs()[0],
+                  [&](OpBuilder &b, Location loc) -> Value {
+                    return arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::eq,
+                        blocks.getInductionVar(), blocks.getLowerBound());
+                  });
     fill.erase();
   }
 };

@@ -33,6 +33,12 @@ inline constexpr llvm::StringLiteral kPackRowsAttr = "kina_pack_rows";
 /// of the zero-filled result.
 inline constexpr llvm::StringLiteral kKBlocksAttr = "kina_k_blocks";
 
+/// Marks the loop of `--kina-tile-matmuls` over a matmul's M cache tiles
+/// when K is one block: it reads each element of the accumulator once,
+/// then writes its final value, so `--kina-zero-first-k-block` may start
+/// every tile from zeros instead of the zero-filled result.
+inline constexpr llvm::StringLiteral kOneKBlockAttr = "kina_one_k_block";
+
 /// The step of `--kina-asserts-to-status`, for passes that end with it.
 LogicalResult convertAssertsToStatus(ModuleOp module);
 

@@ -329,6 +329,14 @@ def ZeroFirstKBlockPass
     first iteration writes every element of the buffer, so nothing reads
     what the fill would have written. For `lm_head`'s 128 x 32000 logits
     the fill was a pass of stores over 16 MB of cold memory.
+
+    A loop marked `kina_one_k_block` (the M tiles of a matmul whose K is
+    one block, such as a weight gradient over a batch's rows) reads each
+    accumulator once before writing its final value: when a fill of the
+    buffer it reads comes before it, past ops that use neither that buffer
+    nor a view of it (B's packing), every read becomes a broadcast of the
+    fill value and the fill is erased. The 110M GPT's training step: 0.93
+    -> 0.88 s on one thread.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect",
