@@ -417,6 +417,13 @@ void MLIRGen::declareReverseMode(const Function &fn) {
                       << decl.of << "' returns " << formatType(result);
     return;
   }
+  // As jax.grad, which needs an argument to differentiate: a gradient of
+  // nothing would be the function itself under another name.
+  if (decl.wrt.empty()) {
+    error(decl.wrtLoc) << "wrt names no parameter: reverseMode "
+                          "differentiates with respect to at least one";
+    return;
+  }
   SmallVector<int64_t> positions;
   SmallVector<Type> results = {result};
   bool ok = true;

@@ -517,7 +517,7 @@ bool Parser::parseReverseMode(Function &fn) {
   SourceLoc listOpen;
   if (!expect(TokenKind::Equal, "'=' after wrt"))
     return false;
-  listOpen = tok().loc;
+  listOpen = decl.wrtLoc = tok().loc;
   if (!expect(TokenKind::LBracket, "'[' to start the wrt list"))
     return false;
   if (!tok().is(TokenKind::RBracket)) {

@@ -115,6 +115,7 @@ struct ReverseModeDecl {
   std::string of; // F
   SourceLoc ofLoc;
   std::vector<std::pair<std::string, SourceLoc>> wrt;
+  SourceLoc wrtLoc; // the list's '['
 };
 
 /// The word that defines a function as another's reverse mode.
