@@ -160,6 +160,15 @@ def batch_placement(mesh, parallel="megatron"):
     return "@sharded(axis=0%s)" % _over(parallel, "dp")
 
 
+def vocab_placement(mesh, parallel):
+    """The placement of logits split over the vocabulary (their last
+    axis) across the Megatron devices, and over the batch as
+    batch_placement says."""
+    if parallel == "data+megatron":
+        return "@sharded(axis=[0, 2], over=[dp, tp])"
+    return "@sharded(axis=2)"
+
+
 def mesh_line(mesh, parallel):
     shape = mesh_devices(mesh, parallel)
     if parallel == "data+megatron":
@@ -237,8 +246,16 @@ def source(cfg, mesh=None, tied=False, parallel="megatron"):
     if tied:
         head = "wte_t"
         lines.append("  wte_t = wte.transpose([1, 0])")
-    lines += ["  logits = f @ broadcast(%s)        : [%d, %d, %d]"
-              % (head, b, t, cfg.v), "  return logits", "}", ""]
+    ascription = "[%d, %d, %d]" % (b, t, cfg.v)
+    if tied and mesh and parallel != "data":
+        # The tied head's product split over the vocabulary, as an untied
+        # lm_head's is: each device multiplies by its own half of the
+        # replicated wte (a free cut) instead of every device computing all
+        # of it; its gradient's halves are then gathered.
+        ascription = "Tensor[F32, %s, %s]" % (ascription, vocab_placement(
+            mesh, parallel))
+    lines += ["  logits = f @ broadcast(%s)        : %s"
+              % (head, ascription), "  return logits", "}", ""]
     return "\n".join(lines)
 
 

@@ -240,3 +240,23 @@ def test_data_parallel_moves_one_all_reduce_per_weight(sharded):
     # fewer bytes than reducing the vocabulary-sized table they scatter to.
     others = [t for t in backward if t.collective != "all_reduce" and t.bytes]
     assert sum(t.bytes for t in others) < 4 * CFG.v * CFG.d
+
+
+@heavy
+def test_megatron_splits_the_tied_heads_product(module, sharded):
+    """Each device multiplies by its own half of the replicated wte: the
+    head's three products (logits, their gradients for f and for wte)
+    count half on each device, the rest of the step as Megatron splits
+    it; the tied embedding's gradient halves are gathered."""
+    parallel, mesh_module = sharded
+    if parallel != "megatron":
+        pytest.skip("the Megatron plan")
+    head = 3 * 2 * CFG.b * CFG.t * CFG.d * CFG.v
+    whole = module.cost(gpt.TRAIN_STEP).flops
+    split = mesh_module.cost(gpt.TRAIN_STEP).flops
+    assert split <= whole - head // 2, (split, whole, head)
+    traffic = mesh_module.communication[gpt.LOSS_GRAD]
+    gathered = [t for t in traffic if t.direction == "backward" and
+                t.collective == "all_gather"]
+    # n = 2: each device receives the other's half of the gradient.
+    assert sum(t.bytes for t in gathered) == 4 * CFG.v * CFG.d // 2
