@@ -59,5 +59,6 @@ MatmulParameters kina::chooseMatmulParameters(const CPUDescription &cpu) {
       p.tileM, halfWays * std::max<int64_t>(1, l2WayBytes / kPageBytes));
   // Packing B pays when a second register tile of rows reads the strip.
   p.streamRows = p.tileM;
+  p.l1WayBytes = wayBytes;
   return p;
 }

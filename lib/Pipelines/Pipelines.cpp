@@ -56,6 +56,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   matmul.cacheN = model.cacheN;
   matmul.cacheK = model.cacheK;
   matmul.streamRows = model.streamRows;
+  matmul.l1WayBytes = model.l1WayBytes;
   for (const ::kina::TunedMatmul &t : tuned)
     matmul.tuned.push_back(::kina::formatTunedMatmul(t));
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());

@@ -42,6 +42,9 @@ fn mm_tiled(a: Tensor[F32, [16, 40], @host], b: Tensor[F32, [40, 96], @host]) ->
 fn mm_tiled_shared(a: Tensor[F32, [2, 8, 24], @host], w: Tensor[F32, [24, 64], @host]) -> Tensor[F32, [2, 8, 64], @host] {
   return a @ broadcast(w)
 }
+fn mm_transposed_a(x: Tensor[F32, [24, 1024], @host], b: Tensor[F32, [24, 64], @host]) -> Tensor[F32, [1024, 64], @host] {
+  return x.transpose([1, 0]) @ b
+}
 fn bcast_leading(x: Tensor[F32, [3, 4], @host]) -> Tensor[F32, [2, 3, 4], @host] {
   return broadcast[shape=[2, 3, 4]] x
 }
@@ -172,6 +175,15 @@ def test_matmul_on_the_tiled_vectorized_path(so):
     close(run(so, "mm_tiled", a, b), a @ b)
     a, w = f32(2, 8, 24), f32(24, 64)
     close(run(so, "mm_tiled_shared", a, w), a @ w)
+
+
+def test_matmul_of_a_transpose_whose_rows_share_an_l1_set(so):
+    """dW = X^T dY with X's rows 4 KiB apart (M = 1024): read through a
+    copy of X in longer rows."""
+    x, b = f32(24, 1024), f32(24, 64)
+    want = x.T.astype(np.float64) @ b
+    got = run(so, "mm_transposed_a", x, b)
+    assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()
 
 
 def test_broadcast(so):

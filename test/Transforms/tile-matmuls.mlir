@@ -1,6 +1,8 @@
 // RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=8 tile-n=32}),canonicalize,loop-invariant-subset-hoisting,canonicalize)' --split-input-file | FileCheck %s
 // RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=6 tile-n=16}),canonicalize,loop-invariant-subset-hoisting,canonicalize)' --split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=8 tile-n=32 cache-m=20 cache-n=100 cache-k=40}),canonicalize)' --split-input-file | FileCheck %s --check-prefix=CACHE
+// RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=8 tile-n=32 l1-way-bytes=64}),canonicalize)' --split-input-file | FileCheck %s --check-prefix=WAY
+// RUN: kina-opt %s --pass-pipeline='builtin.module(func.func(kina-tile-matmuls{tile-m=8 tile-n=32 l1-way-bytes=64}),canonicalize,one-shot-bufferize{bufferize-function-boundaries})' --split-input-file | FileCheck %s --check-prefix=WAY-BUFFERS
 
 // M = 16, N = 64: cache tiles (16 x 64 x 8 here). Per K step of the cache
 // tiles, B's 8 x 64 block is packed once into strips of 8 x 32 contiguous
@@ -203,6 +205,21 @@ func.func @transposed_b(%a: tensor<16x40xf32>, %w: tensor<64x40xf32>, %c: tensor
 // CHECK: %[[COLUMN:.*]] = tensor.expand_shape %[[FLAT]] {{\[}}[0, 1]] output_shape [8, 1]
 // CHECK: vector.transfer_read %[[COLUMN]]{{.*}} : tensor<8x1xf32>, vector<8x1xf32>
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// With X's rows (16 floats, 64 B) a multiple of an L1 way apart, X is
+// first copied into rows one cache line longer, and the columns are read
+// from the copy.
+// WAY-LABEL: func.func @transposed_a
+// WAY-SAME: (%[[X:[^:]*]]: tensor<40x16xf32>
+// WAY: %[[WIDE:.*]] = tensor.empty() : tensor<40x32xf32>
+// WAY: %[[ROWS:.*]] = tensor.extract_slice %[[WIDE]][0, 0] [40, 16] [1, 1]
+// WAY: %[[COPY:.*]] = linalg.copy ins(%[[X]] : tensor<40x16xf32>) outs(%[[ROWS]] : tensor<40x16xf32>)
+// WAY-NOT: linalg.transpose
+// WAY: tensor.extract_slice %[[COPY]]{{.*}} : tensor<40x16xf32> to tensor<1x8xf32>
+// WAY-BUFFERS-LABEL: func.func @transposed_a
+// WAY-BUFFERS: %[[WIDE:.*]] = memref.alloc() {{.*}} : memref<40x32xf32>
+// WAY-BUFFERS: %[[ROWS:.*]] = memref.subview %[[WIDE]][0, 0] [40, 16] [1, 1] : memref<40x32xf32> to memref<40x16xf32, strided<[32, 1]>>
+// WAY-BUFFERS: linalg.copy ins(%{{.*}}) outs(%[[ROWS]] : memref<40x16xf32, strided<[32, 1]>>)
+// WAY-BUFFERS: memref.subview %[[ROWS]]{{.*}} to memref<1x8xf32, strided<[32, 1], offset: ?>>
 func.func @transposed_a(%x: tensor<40x16xf32>, %b: tensor<40x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %e = tensor.empty() : tensor<16x40xf32>
   %xt = linalg.transpose ins(%x : tensor<40x16xf32>) outs(%e : tensor<16x40xf32>) permutation = [1, 0]

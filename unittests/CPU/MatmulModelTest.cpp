@@ -47,6 +47,9 @@ TEST_P(KnownCPU, ParametersFromItsFigures) {
   EXPECT_EQ(got.cacheN, want.cacheN);
   // Decode-step shapes (one register tile of rows) skip packing B.
   EXPECT_EQ(got.streamRows, want.tileM);
+  // Addresses one way of L1 apart share a set: 4 KiB on every known CPU
+  // (48 KiB 12-way, 32 KiB 8-way).
+  EXPECT_EQ(got.l1WayBytes, 4096) << want.cpu;
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, KnownCPU, ::testing::ValuesIn(kExpected),

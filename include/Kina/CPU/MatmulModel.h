@@ -28,6 +28,9 @@ struct MatmulParameters {
   /// Matmuls of at most this many rows read B in place: a packed strip
   /// would be read by a single register tile.
   int64_t streamRows = 0;
+  /// Bytes of one way of L1 (its size over its associativity): rows whose
+  /// pitch is a multiple of it all fall into one L1 set.
+  int64_t l1WayBytes = 0;
 };
 
 MatmulParameters chooseMatmulParameters(const CPUDescription &cpu);
