@@ -18,6 +18,12 @@
 // v written once, where three loops read the gradient twice and wrote the
 // new moments only to read them back.
 //
+// A cheap producer with at most one full-size input is recomputed in each
+// later user instead of being stored for it: a gradient's adjoints read
+// the forward's intermediates much later (the GELU's seven per layer), and
+// each stored one is a tensor written in the forward and read back in the
+// backward, where recomputing it reads the one input the user then shares.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Kina/Transforms/Passes.h"
@@ -60,7 +66,87 @@ static bool otherUsersFollow(OpOperand *operand) {
   });
 }
 
+/// The most ops a producer's body may have to be recomputed in its users.
+static constexpr unsigned kMaxRecomputedOps = 32;
+
+/// Whether `producer` is worth recomputing rather than storing: an
+/// elementwise body of at most kMaxRecomputedOps ops reading at most one
+/// tensor of the full iteration space (the others broadcast: biases,
+/// scalars), so that a user recomputing it reads one tensor where it read
+/// one or more of the producer's results.
+static bool cheapToRecompute(linalg::GenericOp producer) {
+  if (!allParallel(producer) || producer.getNumDpsInits() == 0 ||
+      producer.getBody()->getOperations().size() > kMaxRecomputedOps)
+    return false;
+  unsigned full = 0;
+  for (OpOperand *input : producer.getDpsInputOperands()) {
+    AffineMap map = producer.getMatchingIndexingMap(input);
+    if (!map.isProjectedPermutation())
+      return false;
+    if (map.getNumResults() == producer.getNumLoops())
+      ++full;
+  }
+  return full <= 1;
+}
+
+/// Whether every use of `producer` is by `consumer`.
+static bool onlyUsedBy(Operation *producer, Operation *consumer) {
+  return llvm::all_of(producer->getUsers(),
+                      [&](Operation *user) { return user == consumer; });
+}
+
+/// Whether `consumer` reads a result of `producer` that only all-parallel
+/// generics read: once the later ones recompute it and the first takes
+/// the producer in (FuseIntoFirstUser), it is not stored at all. A result
+/// that another op reads (a reduction, a matmul, the return) is stored
+/// anyway, and reading it costs a later user no more than recomputing.
+static bool savesAStore(Operation *producer, Operation *consumer) {
+  return llvm::any_of(producer->getResults(), [&](Value result) {
+    return llvm::is_contained(result.getUsers(), consumer) &&
+           llvm::all_of(result.getUsers(), [](Operation *user) {
+             return allParallel(dyn_cast<linalg::GenericOp>(user));
+           });
+  });
+}
+
 namespace {
+/// A cheap producer (cheapToRecompute) read by a user that is not its
+/// first, for a result that only generics read (savesAStore): the user reads a copy of the producer made right before it,
+/// which then fuses into it; the producer keeps its earlier users.
+struct RecomputeInLaterUsers : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (!allParallel(consumer))
+      return failure();
+    for (OpOperand *operand : consumer.getDpsInputOperands()) {
+      auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+      if (!producer || onlyUsedBy(producer, consumer) ||
+          producer->getBlock() != consumer->getBlock() ||
+          spreadsScalars(producer) || !cheapToRecompute(producer) ||
+          !linalg::areElementwiseOpsFusable(operand))
+        continue;
+      Operation *first = *llvm::min_element(
+          producer->getUsers(), [&](Operation *a, Operation *b) {
+            return a->getBlock() == b->getBlock() && a->isBeforeInBlock(b);
+          });
+      if (first == consumer || !savesAStore(producer, consumer))
+        continue;
+      rewriter.setInsertionPoint(consumer);
+      Operation *copy = rewriter.clone(*producer);
+      rewriter.modifyOpInPlace(consumer, [&] {
+        for (OpOperand &use : consumer->getOpOperands())
+          if (use.get().getDefiningOp() == producer)
+            use.set(copy->getResult(
+                cast<OpResult>(use.get()).getResultNumber()));
+      });
+      return success();
+    }
+    return failure();
+  }
+};
+
 /// Fuses an all-parallel generic with several users into the first of
 /// them, every use of its results then reading the fused op's.
 struct FuseIntoFirstUser : OpRewritePattern<linalg::GenericOp> {
@@ -93,20 +179,28 @@ struct FuseIntoFirstUser : OpRewritePattern<linalg::GenericOp> {
 
 struct FuseElementwisePass
     : mlir::kina::impl::FuseElementwisePassBase<FuseElementwisePass> {
-  void runOnOperation() override {
+  /// Upstream's fusions (a producer into its only user, broadcast scalars
+  /// into every user) and `extra`, applied until none applies.
+  template <typename Extra> LogicalResult fuseWith() {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *operand) {
           auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
           auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
           return allParallel(producer) && allParallel(consumer) &&
-                 (producer->hasOneUse() || spreadsScalars(producer));
+                 (onlyUsedBy(producer, consumer) || spreadsScalars(producer));
         });
-    patterns.add<FuseIntoFirstUser>(&getContext());
+    patterns.add<Extra>(&getContext());
     GreedyRewriteConfig config;
     config.enableFolding(false).enableConstantCSE(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    return applyPatternsGreedily(getOperation(), std::move(patterns), config);
+  }
+
+  void runOnOperation() override {
+    // Recomputing first: a producer fused into its first user would hand
+    // its later users the fused op's stored results.
+    if (failed(fuseWith<RecomputeInLaterUsers>()) ||
+        failed(fuseWith<FuseIntoFirstUser>()))
       signalPassFailure();
   }
 };

@@ -48,16 +48,17 @@ func.func @chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4xf32> {
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<f32>)
 // CHECK: arith.mulf
 
-// A broadcast row with two users is fused into the first, which takes
-// over the second's use and is then fused with the second: one loop reads
-// the row and writes both products, and no [4, 8] copy of the row is made.
+// A broadcast row with two users is recomputed in the second (a read of
+// the row) and fused into the first: each product's loop reads the row,
+// and no [4, 8] copy of the row is made.
 // CHECK-LABEL: func.func @shared_row
-// CHECK: %[[BOTH:.*]]:2 = linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>)
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<4x8xf32>, %[[B:[^:]*]]: tensor<4x8xf32>, %[[R:[^:]*]]: tensor<8xf32>)
+// CHECK: %[[X:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[R]] : tensor<4x8xf32>, tensor<8xf32>)
 // CHECK: arith.mulf
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[R]] : tensor<4x8xf32>, tensor<8xf32>)
 // CHECK: arith.mulf
 // CHECK-NOT: linalg.generic
-// CHECK: return %[[BOTH]]#{{[01]}}, %[[BOTH]]#{{[01]}}
+// CHECK: return %[[X]], %[[Y]]
 #scalar = affine_map<(d0, d1) -> ()>
 func.func @shared_scalar(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %s: tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %e = tensor.empty() : tensor<4x8xf32>
@@ -146,4 +147,37 @@ func.func @used_before(%a: tensor<8xf32>, %b: tensor<8xf32>, %acc: tensor<f32>) 
     linalg.yield %r : f32
   } -> tensor<8xf32>
   return %sum, %q : tensor<f32>, tensor<8xf32>
+}
+
+// A cheap producer (one full-size input) whose result a later loop reads
+// (a backward adjoint reading a forward intermediate) is recomputed there
+// from its input, and fused into its first user: the intermediate is
+// never stored.
+// CHECK-LABEL: func.func @recomputed_later
+// CHECK-SAME: (%[[U:[^:]*]]: tensor<4x8xf32>, %[[D:[^:]*]]: tensor<4x8xf32>)
+// CHECK: %[[F:.*]] = linalg.generic {{.*}} ins(%[[U]] : tensor<4x8xf32>)
+// CHECK: math.tanh
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[D]], %[[U]] : tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: math.tanh
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[F]], %[[G]]
+func.func @recomputed_later(%u: tensor<4x8xf32>, %d: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%u : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %r = math.tanh %x : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %f = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %r = arith.addf %x, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%d, %t : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.mulf %y, %y : f32
+    %r = arith.mulf %x, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %f, %g : tensor<4x8xf32>, tensor<4x8xf32>
 }

@@ -66,6 +66,14 @@ def FuseElementwisePass : Pass<"kina-fuse-elementwise", "::mlir::func::FuncOp"> 
     arithmetic of a layer norm become one loop each instead of one loop
     and one temporary per op. Every element still takes the same
     operations in the same order: results are bit-identical.
+
+    A producer with several users is fused into the first (which then
+    writes its results for the later ones), except that a cheap producer
+    (at most 32 ops, at most one input of the full iteration space) whose
+    result only all-parallel generics read is first recomputed in each
+    later user from its own input: a gradient's adjoints no longer read
+    the forward's intermediates from memory (the GELU stored seven tensors
+    per layer for the backward; now none).
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
