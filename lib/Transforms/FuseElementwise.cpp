@@ -111,8 +111,9 @@ static bool savesAStore(Operation *producer, Operation *consumer) {
 
 namespace {
 /// A cheap producer (cheapToRecompute) read by a user that is not its
-/// first, for a result that only generics read (savesAStore): the user reads a copy of the producer made right before it,
-/// which then fuses into it; the producer keeps its earlier users.
+/// first, for a result that only generics read (savesAStore): the user
+/// reads a copy of the producer made right before it, which then fuses
+/// into it; the producer keeps its earlier users.
 struct RecomputeInLaterUsers : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
