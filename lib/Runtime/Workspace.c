@@ -8,9 +8,9 @@
  * size: from the second call on, a forward touches no new page.
  *
  * A thread's cache holds at most CACHE_SLOTS blocks and a quarter of the
- * machine's memory, and is freed when the thread exits or the .so is unloaded (the latter
- * only for the unloading thread; others' blocks are then left to the
- * process).
+ * machine's memory, and is freed when the thread exits or the .so is
+ * unloaded (the latter only for the unloading thread; others' blocks are
+ * then left to the process).
  *
  *===----------------------------------------------------------------------===*/
 

@@ -74,8 +74,8 @@ static bool touches(Operation *op, Value base) {
 
 /// Each read of `reads` becomes a broadcast of `value` where `first` holds
 /// (the read where not); with no `first`, always.
-static void readFillValue(ArrayRef<vector::TransferReadOp> reads,
-                          Value value, function_ref<Value(OpBuilder &, Location)> first) {
+static void readFillValue(ArrayRef<vector::TransferReadOp> reads, Value value,
+                          function_ref<Value(OpBuilder &, Location)> first) {
   for (vector::TransferReadOp read : reads) {
     OpBuilder b(read);
     Location loc = read.getLoc();
@@ -117,10 +117,10 @@ struct ZeroFirstKBlockPass
   /// neither its buffer nor a view of it: B's packing), every read of the
   /// result in `tiles` reads the fill's value instead, and the fill goes.
   void startOneBlockFromFill(scf::ForOp tiles) {
-    Operation *op = tiles->getPrevNode();
     linalg::FillOp fill;
-    for (; op && !(fill = dyn_cast<linalg::FillOp>(op)); op = op->getPrevNode())
-      ;
+    for (Operation *op = tiles->getPrevNode(); op && !fill;
+         op = op->getPrevNode())
+      fill = dyn_cast<linalg::FillOp>(op);
     if (!fill || !fill.hasPureBufferSemantics())
       return;
     Value filled = fill.getOutputs()[0], base = baseOf(filled);
