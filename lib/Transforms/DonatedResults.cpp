@@ -13,6 +13,7 @@
 
 #include "Kina/Dialect/KinaDialect.h"
 #include "FreshCopy.h"
+#include "ViewedBuffer.h"
 #include "Kina/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,7 +21,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/BitVector.h"
 
 namespace mlir::kina {
@@ -63,13 +63,6 @@ static OpOperand *tiedDestination(Value value) {
 static Value withoutCasts(Value value) {
   while (auto cast = value.getDefiningOp<memref::CastOp>())
     value = cast.getSource();
-  return value;
-}
-
-/// The buffer `value` is a view of (itself when it is not a view).
-static Value viewedBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
   return value;
 }
 
@@ -120,9 +113,9 @@ struct DropDonatedResultsPass
         for (OpOperand &other : ret->getOpOperands())
           if (other.getOperandNumber() != result &&
               isa<MemRefType>(other.get().getType()) &&
-              viewedBuffer(other.get()) == buffer)
+              mlir::kina::viewedBuffer(other.get()) == buffer)
             other.set(saved(other.get()));
-        if (viewedBuffer(value) == buffer)
+        if (mlir::kina::viewedBuffer(value) == buffer)
           value = saved(value);
         memref::CopyOp::create(b, loc, value, buffer);
       }

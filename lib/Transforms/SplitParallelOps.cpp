@@ -66,10 +66,12 @@ static void readOwnSliceFromShared(scf::ForallOp forall) {
       auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
       if (!slice || slice.getSource() != shared || !sameSlice(slice))
         continue;
-      if (first)
-        slice.replaceAllUsesWith(first.getResult()), slice.erase();
-      else
+      if (!first) {
         first = slice;
+        continue;
+      }
+      slice.replaceAllUsesWith(first.getResult());
+      slice.erase();
     }
   }
 }

@@ -199,9 +199,10 @@ static void padTransposedRows(RewriterBase &rewriter, linalg::MatmulOp op,
     return;
   Value x = transpose.getInput();
   auto type = cast<RankedTensorType>(x.getType());
+  if (!type.hasStaticShape())
+    return;
   int64_t k = type.getDimSize(0), m = type.getDimSize(1);
-  int64_t pitch = m * type.getElementTypeBitWidth() / 8;
-  if (!type.hasStaticShape() || pitch % wayBytes)
+  if (m * type.getElementTypeBitWidth() / 8 % wayBytes)
     return;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);

@@ -13,12 +13,13 @@
 
 #include "Kina/Transforms/Passes.h"
 
+#include "ViewedBuffer.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::kina {
 #define GEN_PASS_DEF_ZEROFIRSTKBLOCKPASS
@@ -52,20 +53,13 @@ readsInside(Value result, scf::ForOp loop) {
   return reads;
 }
 
-/// The buffer `view` is a view of (itself when it is no view).
-static Value baseOf(Value view) {
-  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
-    view = viewLike.getViewSource();
-  return view;
-}
-
 /// Whether `op`, or an op inside it, uses `base` or a view of it.
 static bool touches(Operation *op, Value base) {
   return op
       ->walk([&](Operation *inner) {
         for (Value operand : inner->getOperands())
           if (isa<BaseMemRefType>(operand.getType()) &&
-              baseOf(operand) == base)
+              mlir::kina::viewedBuffer(operand) == base)
             return WalkResult::interrupt();
         return WalkResult::advance();
       })
@@ -123,7 +117,8 @@ struct ZeroFirstKBlockPass
       fill = dyn_cast<linalg::FillOp>(op);
     if (!fill || !fill.hasPureBufferSemantics())
       return;
-    Value filled = fill.getOutputs()[0], base = baseOf(filled);
+    Value filled = fill.getOutputs()[0];
+    Value base = mlir::kina::viewedBuffer(filled);
     for (Operation *between = fill->getNextNode(); between != tiles;
          between = between->getNextNode())
       if (touches(between, base))
