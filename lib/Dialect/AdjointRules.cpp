@@ -305,14 +305,16 @@ LogicalResult NegOp::buildAdjoint(OpBuilder &b, Value cotangent,
   return adjoint.result();
 }
 
-/// To the larger operand, shared equally between equal ones (PyTorch's
-/// rule): d lhs = c * [y == lhs] / ([y == lhs] + [y == rhs]).
-LogicalResult MaximumOp::buildAdjoint(OpBuilder &b, Value cotangent,
-                                      SmallVectorImpl<Value> &cotangents) {
-  AdjointBuilder adjoint(b, *this);
-  Value y = getResult();
-  Value toLhs = adjoint.make<EqualOp>(y, getLhs());
-  Value toRhs = adjoint.make<EqualOp>(y, getRhs());
+/// To the operand `y` took, shared equally between equal ones (PyTorch's
+/// rule for maximum and minimum): d lhs = c * [y == lhs] / ([y == lhs] +
+/// [y == rhs]).
+static LogicalResult toChosenOperand(OpBuilder &b, Operation *op, Value lhs,
+                                     Value rhs, Value cotangent,
+                                     SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, op);
+  Value y = op->getResult(0);
+  Value toLhs = adjoint.make<EqualOp>(y, lhs);
+  Value toRhs = adjoint.make<EqualOp>(y, rhs);
   Value shares = adjoint.make<AddOp>(toLhs, toRhs);
   for (Value mask : {toLhs, toRhs})
     cotangents.push_back(adjoint.make<DivOp>(
@@ -320,11 +322,40 @@ LogicalResult MaximumOp::buildAdjoint(OpBuilder &b, Value cotangent,
   return adjoint.result();
 }
 
+LogicalResult MaximumOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                      SmallVectorImpl<Value> &cotangents) {
+  return toChosenOperand(b, *this, getLhs(), getRhs(), cotangent, cotangents);
+}
+
+LogicalResult MinimumOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                      SmallVectorImpl<Value> &cotangents) {
+  return toChosenOperand(b, *this, getLhs(), getRhs(), cotangent, cotangents);
+}
+
 /// A mask is constant almost everywhere: no gradient.
-LogicalResult EqualOp::buildAdjoint(OpBuilder &, Value,
-                                    SmallVectorImpl<Value> &cotangents) {
-  cotangents.append(2, Value());
-  return success();
+#define KINA_MASK_HAS_NO_ADJOINT(OP)                                           \
+  LogicalResult OP::buildAdjoint(OpBuilder &, Value,                           \
+                                 SmallVectorImpl<Value> &cotangents) {         \
+    cotangents.append(2, Value());                                             \
+    return success();                                                          \
+  }
+KINA_MASK_HAS_NO_ADJOINT(EqualOp)
+KINA_MASK_HAS_NO_ADJOINT(LessOp)
+KINA_MASK_HAS_NO_ADJOINT(LessEqualOp)
+KINA_MASK_HAS_NO_ADJOINT(GreaterOp)
+KINA_MASK_HAS_NO_ADJOINT(GreaterEqualOp)
+#undef KINA_MASK_HAS_NO_ADJOINT
+
+/// To the chosen operand: d on_true = where(mask, c, 0), d on_false =
+/// where(mask, 0, c); the mask gets none.
+LogicalResult SelectOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                     SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Value zero = adjoint.filled(0.0f, cotangent);
+  cotangents.push_back(Value());
+  cotangents.push_back(adjoint.make<SelectOp>(getMask(), cotangent, zero));
+  cotangents.push_back(adjoint.make<SelectOp>(getMask(), zero, cotangent));
+  return adjoint.result();
 }
 
 LogicalResult OneHotOp::buildAdjoint(OpBuilder &, Value,
@@ -414,6 +445,31 @@ LogicalResult TanhOp::buildAdjoint(OpBuilder &b, Value cotangent,
   cotangents.push_back(adjoint.make<MulOp>(
       cotangent,
       adjoint.make<SubOp>(adjoint.filled(1.0f, y), adjoint.make<MulOp>(y, y))));
+  return adjoint.result();
+}
+
+/// where(y > 0, c, 0): 0 at 0, as PyTorch's (y = max(x, 0) is above 0
+/// exactly where x is).
+LogicalResult ReluOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                   SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Value y = getResult();
+  Value zero = adjoint.filled(0.0f, y);
+  cotangents.push_back(adjoint.make<SelectOp>(adjoint.make<GreaterOp>(y, zero),
+                                              cotangent, zero));
+  return adjoint.result();
+}
+
+/// c * sign(x), 0 at 0 (PyTorch's): where(x > 0, c, where(x < 0, -c, 0)).
+LogicalResult AbsOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                  SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  Value x = getInput();
+  Value zero = adjoint.filled(0.0f, x);
+  Value belowZero = adjoint.make<SelectOp>(adjoint.make<LessOp>(x, zero),
+                                           adjoint.make<NegOp>(cotangent), zero);
+  cotangents.push_back(adjoint.make<SelectOp>(adjoint.make<GreaterOp>(x, zero),
+                                              cotangent, belowZero));
   return adjoint.result();
 }
 

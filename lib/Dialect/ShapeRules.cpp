@@ -303,7 +303,7 @@ static FailureOr<Type> inferSoftmax(TypeRange operandTypes,
   return inferAlongAxis(operandTypes, attributes, mesh, emitError, false);
 }
 
-/// exp, log, sqrt, rsqrt, tanh: f32, same shape.
+/// exp, log, sqrt, rsqrt, tanh, abs, relu: f32, same shape.
 static FailureOr<Type> inferUnaryMath(TypeRange operandTypes,
                                       DictionaryAttr attributes,
                                       Operation *mesh, EmitErrorFn emitError) {
@@ -330,54 +330,77 @@ KINA_SHAPE_RULE(LogOp, inferUnaryMath)
 KINA_SHAPE_RULE(SqrtOp, inferUnaryMath)
 KINA_SHAPE_RULE(RsqrtOp, inferUnaryMath)
 KINA_SHAPE_RULE(TanhOp, inferUnaryMath)
+KINA_SHAPE_RULE(AbsOp, inferUnaryMath)
+KINA_SHAPE_RULE(ReluOp, inferUnaryMath)
+
+/// Operands of identical shapes and element types (f32 when `floatOnly`),
+/// named `names` in errors: the elementwise ops' rule.
+static FailureOr<Type> inferElementwise(TypeRange operandTypes,
+                                        DictionaryAttr attributes,
+                                        Operation *mesh, EmitErrorFn emitError,
+                                        ArrayRef<StringRef> names,
+                                        bool floatOnly) {
+  RuleContext rule(operandTypes, attributes, mesh, emitError);
+  auto operands = rule.tensors(names.size());
+  if (failed(operands))
+    return failure();
+  KinaTensorType first = (*operands)[0];
+  for (auto [operand, name] : llvm::zip(*operands, names)) {
+    if (floatOnly && failed(rule.checkF32(operand, name)))
+      return failure();
+    if (failed(rule.checkSameElementType(first, names[0], operand, name)))
+      return failure();
+    if (operand.getShape() != first.getShape())
+      return rule.error() << "expects operands of identical shape, got "
+                          << names[0] << " of shape "
+                          << formatShape(first.getShape()) << " and " << name
+                          << " of shape " << formatShape(operand.getShape())
+                          << " (write broadcast to broadcast)";
+  }
+  return rule.shaped(first, first.getShape());
+}
+
+static constexpr StringRef kBinaryOperandNames[] = {"lhs", "rhs"};
 
 /// `+ - * /`: identical shapes, element types and placements.
 static FailureOr<Type> inferElementwiseBinary(TypeRange operandTypes,
                                               DictionaryAttr attributes,
                                               Operation *mesh,
                                               EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
-  auto operands = rule.tensors(2);
-  if (failed(operands))
-    return failure();
-  auto [lhs, rhs] = std::make_pair((*operands)[0], (*operands)[1]);
-  if (failed(rule.checkSameElementType(lhs, "lhs", rhs, "rhs")))
-    return failure();
-  if (lhs.getShape() != rhs.getShape())
-    return rule.error() << "expects operands of identical shape, got lhs of "
-                           "shape "
-                        << formatShape(lhs.getShape()) << " and rhs of shape "
-                        << formatShape(rhs.getShape())
-                        << " (write broadcast to broadcast)";
-  return rule.shaped(lhs, lhs.getShape());
+  return inferElementwise(operandTypes, attributes, mesh, emitError,
+                          kBinaryOperandNames, /*floatOnly=*/false);
 }
 
-#define KINA_ELEMENTWISE_RULE(OP)                                              \
-  FailureOr<Type> OP::inferResultType(                                         \
-      TypeRange operandTypes, DictionaryAttr attributes, Operation *mesh,      \
-      EmitErrorFn emitError) {                                                 \
-    return inferElementwiseBinary(operandTypes, attributes, mesh, emitError);  \
-  }
-KINA_ELEMENTWISE_RULE(AddOp)
-KINA_ELEMENTWISE_RULE(SubOp)
-KINA_ELEMENTWISE_RULE(MulOp)
-KINA_ELEMENTWISE_RULE(DivOp)
-#undef KINA_ELEMENTWISE_RULE
-
-/// maximum, equal: the elementwise rule, on f32 operands.
+/// maximum, minimum, the comparisons: the elementwise rule, on f32.
 static FailureOr<Type> inferFloatElementwise(TypeRange operandTypes,
                                              DictionaryAttr attributes,
                                              Operation *mesh,
                                              EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
-  auto operands = rule.tensors(2);
-  if (failed(operands) || failed(rule.checkF32((*operands)[0], "lhs")) ||
-      failed(rule.checkF32((*operands)[1], "rhs")))
-    return failure();
-  return inferElementwiseBinary(operandTypes, attributes, mesh, emitError);
+  return inferElementwise(operandTypes, attributes, mesh, emitError,
+                          kBinaryOperandNames, /*floatOnly=*/true);
 }
+
+/// select (`where`): a mask and the two choices, f32 of one shape.
+static FailureOr<Type> inferSelect(TypeRange operandTypes,
+                                   DictionaryAttr attributes, Operation *mesh,
+                                   EmitErrorFn emitError) {
+  static constexpr StringRef names[] = {"mask", "on_true", "on_false"};
+  return inferElementwise(operandTypes, attributes, mesh, emitError, names,
+                          /*floatOnly=*/true);
+}
+
+KINA_SHAPE_RULE(AddOp, inferElementwiseBinary)
+KINA_SHAPE_RULE(SubOp, inferElementwiseBinary)
+KINA_SHAPE_RULE(MulOp, inferElementwiseBinary)
+KINA_SHAPE_RULE(DivOp, inferElementwiseBinary)
 KINA_SHAPE_RULE(MaximumOp, inferFloatElementwise)
+KINA_SHAPE_RULE(MinimumOp, inferFloatElementwise)
 KINA_SHAPE_RULE(EqualOp, inferFloatElementwise)
+KINA_SHAPE_RULE(LessOp, inferFloatElementwise)
+KINA_SHAPE_RULE(LessEqualOp, inferFloatElementwise)
+KINA_SHAPE_RULE(GreaterOp, inferFloatElementwise)
+KINA_SHAPE_RULE(GreaterEqualOp, inferFloatElementwise)
+KINA_SHAPE_RULE(SelectOp, inferSelect)
 #undef KINA_SHAPE_RULE
 
 /// one_hot: integer ids of any shape; f32 of their shape ++ [classes].

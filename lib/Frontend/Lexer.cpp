@@ -174,7 +174,18 @@ Token Lexer::next() {
   case ':':
     return make(TokenKind::Colon, loc, ":");
   case '=':
+    if (peek() == '=') {
+      advance();
+      return make(TokenKind::Comparison, loc, "==");
+    }
     return make(TokenKind::Equal, loc, "=");
+  case '<':
+  case '>':
+    if (peek() == '=') {
+      advance();
+      return make(TokenKind::Comparison, loc, std::string(1, c) + "=");
+    }
+    return make(TokenKind::Comparison, loc, std::string(1, c));
   case '+':
     return make(TokenKind::Plus, loc, "+");
   case '-':

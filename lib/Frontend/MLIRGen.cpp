@@ -79,6 +79,8 @@ private:
   Value checkAscription(const Statement &stmt, Value value);
   Value genExpr(const Expr &expr);
   Value genBinary(const Expr &expr);
+  std::optional<SmallVector<Value>> genOperands(const Expr &expr);
+  bool isElementwise(const SurfaceOp &op);
   Value genContextual(const Expr &expr, Value other, const SurfaceOp &infix);
   const InferResultTypeOpInterface::Concept *shapeRule(const SurfaceOp &op,
                                                        SourceLoc where);
@@ -697,21 +699,17 @@ Value MLIRGen::genExpr(const Expr &expr) {
   case Expr::Kind::Op: {
     if (expr.isContextual()) {
       error(expr.loc) << opDisplayName(*expr.op)
-                      << "(x) takes its target shape from the operator it is "
-                         "an operand of (@ + - * /); elsewhere write "
+                      << "(x) takes its target shape from the op it is an "
+                         "operand of (@ + - * / or an elementwise op); "
+                         "elsewhere write "
                       << expr.op->surfaceName << "[shape=[...]] x";
       return nullptr;
     }
-    SmallVector<Value> operands;
-    bool ok = true;
-    for (const auto &operand : expr.operands) {
-      operands.push_back(genExpr(*operand));
-      ok &= bool(operands.back());
-    }
-    SmallVector<NamedAttribute> attrs;
-    if (!ok)
+    std::optional<SmallVector<Value>> operands = genOperands(expr);
+    if (!operands)
       return nullptr;
-    return genOp(expr, operands, attrs);
+    SmallVector<NamedAttribute> attrs;
+    return genOp(expr, *operands, attrs);
   }
   case Expr::Kind::Call:
     return genCall(expr);
@@ -720,28 +718,61 @@ Value MLIRGen::genExpr(const Expr &expr) {
 }
 
 Value MLIRGen::genBinary(const Expr &expr) {
-  const Expr &lhsExpr = *expr.operands[0];
-  const Expr &rhsExpr = *expr.operands[1];
-  if (lhsExpr.isContextual() && rhsExpr.isContextual()) {
-    error(expr.loc) << "both operands of '" << expr.token
-                    << "' take their shape from the other; give one an "
-                       "explicit shape";
+  std::optional<SmallVector<Value>> operands = genOperands(expr);
+  if (!operands)
     return nullptr;
+  return createOp(*expr.op, expr.loc, *operands, {});
+}
+
+/// Whether the kina op behind `op` is elementwise.
+bool MLIRGen::isElementwise(const SurfaceOp &op) {
+  std::optional<RegisteredOperationName> name =
+      RegisteredOperationName::lookup(op.opName, &context);
+  return name && name->hasTrait<Elementwise>();
+}
+
+/// The operands of an operator or op application. A contextual
+/// `broadcast(x)` among them (of an infix operator or an elementwise op)
+/// takes its shape from the first operand with a shape of its own, by the
+/// op's shape rules; that one is generated first.
+std::optional<SmallVector<Value>> MLIRGen::genOperands(const Expr &expr) {
+  auto isContextual = [](const ::kina::ExprPtr &e) { return e->isContextual(); };
+  size_t count = expr.operands.size();
+  size_t anchor = llvm::find_if_not(expr.operands, isContextual) -
+                  expr.operands.begin();
+  bool anyContextual = llvm::any_of(expr.operands, isContextual);
+  if (anyContextual && expr.kind == Expr::Kind::Op &&
+      !isElementwise(*expr.op)) {
+    error(expr.loc) << opDisplayName(*expr.op)
+                    << " is not elementwise: broadcast(x) cannot take its "
+                       "shape from another operand here; write broadcast"
+                       "[shape=[...]] x";
+    return std::nullopt;
   }
-  Value lhs, rhs;
-  if (lhsExpr.isContextual()) {
-    rhs = genExpr(rhsExpr);
-    lhs = rhs ? genContextual(lhsExpr, rhs, *expr.op) : nullptr;
-  } else {
-    lhs = genExpr(lhsExpr);
-    if (rhsExpr.isContextual())
-      rhs = lhs ? genContextual(rhsExpr, lhs, *expr.op) : nullptr;
+  if (anyContextual && anchor == count) {
+    if (expr.kind == Expr::Kind::Binary)
+      error(expr.loc) << "both operands of '" << expr.token
+                      << "' take their shape from the other; give one an "
+                         "explicit shape";
     else
-      rhs = genExpr(rhsExpr);
+      error(expr.loc) << "every operand of " << opDisplayName(*expr.op)
+                      << " takes its shape from another; give one an "
+                         "explicit shape";
+    return std::nullopt;
   }
-  if (!lhs || !rhs)
-    return nullptr;
-  return createOp(*expr.op, expr.loc, {lhs, rhs}, {});
+  SmallVector<Value> operands(count);
+  bool ok = true;
+  for (size_t i = 0; i < count; ++i)
+    if (!isContextual(expr.operands[i]))
+      ok &= bool(operands[i] = genExpr(*expr.operands[i]));
+  for (size_t i = 0; i < count; ++i)
+    if (isContextual(expr.operands[i]))
+      ok &= operands[anchor] &&
+            bool(operands[i] = genContextual(*expr.operands[i],
+                                             operands[anchor], *expr.op));
+  if (!ok)
+    return std::nullopt;
+  return operands;
 }
 
 /// `broadcast(x)` as an operand of the op of `infix`, whose shape rules

@@ -14,6 +14,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 
@@ -634,16 +635,26 @@ ExprPtr Parser::parseExpr() {
   return parseBinary(0);
 }
 
-/// Binary levels, loosest first: `+ -`, `* /`, `@`; all left-associative.
+/// Binary levels, loosest first: the comparisons (`== < <= > >=`), `+ -`,
+/// `* /`, `@`; all left-associative but the comparisons, which do not
+/// chain (`a < b < c` would compare a mask with `c`).
 ExprPtr Parser::parseBinary(int level) {
-  static const TokenKind levels[3][2] = {{TokenKind::Plus, TokenKind::Minus},
-                                         {TokenKind::Star, TokenKind::Slash},
-                                         {TokenKind::At, TokenKind::At}};
+  static constexpr int kLevels = 4;
+  static const std::array<std::array<TokenKind, 2>, kLevels> levels = {{
+      {TokenKind::Comparison, TokenKind::Comparison},
+      {TokenKind::Plus, TokenKind::Minus},
+      {TokenKind::Star, TokenKind::Slash},
+      {TokenKind::At, TokenKind::At},
+  }};
   auto operand = [&]() {
-    return level == 2 ? parseUnary() : parseBinary(level + 1);
+    return level == kLevels - 1 ? parseUnary() : parseBinary(level + 1);
   };
+  auto isOperator = [&] {
+    return tok().is(levels[level][0]) || tok().is(levels[level][1]);
+  };
+  bool chains = level != 0;
   ExprPtr lhs = operand();
-  while (lhs && (tok().is(levels[level][0]) || tok().is(levels[level][1]))) {
+  while (lhs && isOperator()) {
     Token opTok = tok();
     consume();
     skipNewlines();
@@ -660,6 +671,11 @@ ExprPtr Parser::parseBinary(int level) {
     binary->operands.push_back(std::move(lhs));
     binary->operands.push_back(std::move(rhs));
     lhs = checkHeight(std::move(binary));
+    if (!chains && lhs && isOperator()) {
+      error(tok().loc, "comparisons do not chain: parenthesize one, or "
+                       "combine the masks with '*'");
+      return nullptr;
+    }
   }
   return lhs;
 }

@@ -227,10 +227,9 @@ static ShardingRule axisReductionRule(Operation *op, int64_t axis) {
 }
 
 std::optional<ShardingRule> mlir::kina::getShardingRule(Operation *op) {
+  if (op->hasTrait<Elementwise>())
+    return elementwise(op);
   return llvm::TypeSwitch<Operation *, std::optional<ShardingRule>>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
-            TanhOp, MaximumOp, EqualOp>(
-          [](Operation *op) { return elementwise(op); })
       .Case<SumOp, MeanOp, MaxOp>([](Operation *op) {
         return axisReductionRule(op,
                                  op->getAttrOfType<IntegerAttr>("axis").getInt());

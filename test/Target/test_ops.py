@@ -91,6 +91,30 @@ fn calls(x: Tensor[F32, [4, 8], @host]) -> Tensor[F32, [4, 3], @host] {
   y = slice_mid(x)
   return y + slice_mid(x)
 }
+fn lt(a: Tensor[F32, [8], @host], b: Tensor[F32, [8], @host]) -> Tensor[F32, [8], @host] {
+  return a < b
+}
+fn le(a: Tensor[F32, [8], @host], b: Tensor[F32, [8], @host]) -> Tensor[F32, [8], @host] {
+  return a <= b
+}
+fn gt(a: Tensor[F32, [8], @host], b: Tensor[F32, [8], @host]) -> Tensor[F32, [8], @host] {
+  return a > b
+}
+fn ge(a: Tensor[F32, [8], @host], b: Tensor[F32, [8], @host]) -> Tensor[F32, [8], @host] {
+  return a >= b
+}
+fn eq(a: Tensor[F32, [8], @host], b: Tensor[F32, [8], @host]) -> Tensor[F32, [8], @host] {
+  return a == b
+}
+fn select(m: Tensor[F32, [8], @host], a: Tensor[F32, [8], @host], b: Tensor[F32, [8], @host]) -> Tensor[F32, [8], @host] {
+  return where(m, a, b)
+}
+fn clamp_low(a: Tensor[F32, [8], @host]) -> Tensor[F32, [8], @host] {
+  return where(a < broadcast(-1.0), broadcast(-1.0), a)
+}
+fn relu_abs_min(a: Tensor[F32, [8], @host], b: Tensor[F32, [8], @host]) -> Tensor[F32, [3, 8], @host] {
+  return concat[axis=0] (reshape(relu(a), [1, 8])) (reshape(abs(a), [1, 8])) (reshape(minimum(a, b), [1, 8]))
+}
 """
 
 rng = np.random.default_rng(7)
@@ -256,6 +280,42 @@ def test_literals_and_rank0(so):
 def test_calls_between_functions(so):
     x = f32(4, 8)
     np.testing.assert_array_equal(run(so, "calls", x), 2 * x[:, 2:5])
+
+
+# Values with NaN, infinities, signed zeros and ties.
+SPECIAL_A = np.array([np.nan, 1.0, -0.0, 0.0, -np.inf, 2.0, -3.0, 5.0],
+                     np.float32)
+SPECIAL_B = np.array([1.0, np.nan, 0.0, -0.0, -np.inf, 2.0, 4.0, -1.0],
+                     np.float32)
+
+
+@pytest.mark.parametrize("name,numpy_fn", [
+    ("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+    ("ge", np.greater_equal), ("eq", np.equal)])
+def test_comparisons_are_f32_masks_and_nan_compares_false(so, name, numpy_fn):
+    want = numpy_fn(SPECIAL_A, SPECIAL_B).astype(np.float32)
+    np.testing.assert_array_equal(run(so, name, SPECIAL_A, SPECIAL_B), want)
+
+
+def test_where_reads_only_the_chosen_operand(so):
+    # An inf or NaN in the operand not chosen does not leak (as it would
+    # through m * a + (1 - m) * b); a NaN mask chooses on_true (NumPy).
+    mask = np.array([1, 0, 0.5, np.nan, -0.0, 0, 1, 0], np.float32)
+    a = np.array([1, np.inf, 3, 4, 5, np.nan, 7, 8], np.float32)
+    b = np.array([np.inf, 2, np.nan, 6, 7, 8, np.nan, 10], np.float32)
+    np.testing.assert_array_equal(run(so, "select", mask, a, b),
+                                  np.where(mask != 0, a, b))
+    x = f32(8) * 2
+    np.testing.assert_array_equal(run(so, "clamp_low", x),
+                                  np.where(x < -1, np.float32(-1), x))
+
+
+def test_relu_abs_minimum(so):
+    out = run(so, "relu_abs_min", SPECIAL_A, SPECIAL_B)
+    np.testing.assert_array_equal(out[0], np.maximum(SPECIAL_A, 0))
+    np.testing.assert_array_equal(out[1], np.abs(SPECIAL_A))
+    assert np.signbit(out[1]).sum() == 0  # abs clears the sign of -0.0
+    np.testing.assert_array_equal(out[2], np.minimum(SPECIAL_A, SPECIAL_B))
 
 
 def test_inputs_are_not_modified(so):

@@ -60,6 +60,17 @@ fn relu_max(a: Tensor[F32, [3, 4], @host], b: Tensor[F32, [3, 4], @host]) -> Ten
   return maximum(a, b) + maximum(a, broadcast(0.0) * a)
 }""", lambda a, b: torch.maximum(a, b) + torch.maximum(a, 0.0 * a),
         [((3, 4), "ties"), ((3, 4), "ties")], (3, 4), [0, 1]),
+    # relu and abs have derivative 0 at 0, minimum halves ties, where sends
+    # the cotangent to the chosen operand; masks pass none (PyTorch's).
+    "masks": ("""
+fn masked(a: Tensor[F32, [3, 4], @host], b: Tensor[F32, [3, 4], @host]) -> Tensor[F32, [3, 4], @host] {
+  m = where(a <= broadcast(0.0), broadcast(1.0), a) * (a == b)
+  return relu(a) + abs(b) + minimum(a, b) + where(a > b, a * b, b) + m + (a < b) - (a >= b)
+}""", lambda a, b: torch.relu(a) + torch.abs(b) + torch.minimum(a, b)
+        + torch.where(a > b, a * b, b)
+        + torch.where(a <= 0, torch.ones_like(a), a) * (a == b).double()
+        + (a < b).double() - (a >= b).double(),
+        [((3, 4), "ties"), ((3, 4), "ties")], (3, 4), [0, 1]),
     "math": ("""
 fn math(x: Tensor[F32, [2, 3], @host], y: Tensor[F32, [2, 3], @host]) -> Tensor[F32, [2, 3], @host] {
   return exp(y) + log(x) * sqrt(x) + rsqrt(x) - tanh(y)

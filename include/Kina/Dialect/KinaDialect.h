@@ -70,6 +70,11 @@ template <typename ConcreteType>
 class ResultPlacementIsFree
     : public OpTrait::TraitBase<ConcreteType, ResultPlacementIsFree> {};
 
+/// Ops whose operands all have the result's shape and placement, each
+/// result element computed from the operands' elements at its index.
+template <typename ConcreteType>
+class Elementwise : public OpTrait::TraitBase<ConcreteType, Elementwise> {};
+
 using ::kina::formatShape;
 
 /// The MLIR element type of `dtype`.

@@ -36,6 +36,14 @@ def Kina_ResultPlacementIsFree : NativeOpTrait<"ResultPlacementIsFree"> {
   let cppNamespace = "::mlir::kina";
 }
 
+// Every operand has the result's shape and placement, and each result
+// element depends only on the operands' elements at its own index. Its
+// sharding rule splits every dim alike (lib/Sharding/ShardingRules.cpp),
+// and in source any operand may be a contextual `broadcast(x)`.
+def Kina_Elementwise : NativeOpTrait<"Elementwise"> {
+  let cppNamespace = "::mlir::kina";
+}
+
 //===----------------------------------------------------------------------===//
 // The mesh
 //===----------------------------------------------------------------------===//
@@ -332,7 +340,7 @@ def Kina_OneHotOp : Kina_Op<"one_hot"> {
 }
 
 class Kina_ElementwiseBinaryOp<string mnemonic, string what>
-    : Kina_Op<mnemonic> {
+    : Kina_Op<mnemonic, [Kina_Elementwise]> {
   let summary = "elementwise " # what # " of two tensors of one type";
   let description = "Both operands have the same shape, element type and "
     "placement; nothing is broadcast implicitly.\n\n```mlir\n%r = kina."
@@ -348,14 +356,44 @@ def Kina_AddOp : Kina_ElementwiseBinaryOp<"add", "sum">;
 def Kina_SubOp : Kina_ElementwiseBinaryOp<"sub", "difference">;
 def Kina_MulOp : Kina_ElementwiseBinaryOp<"mul", "product">;
 def Kina_DivOp : Kina_ElementwiseBinaryOp<"div", "quotient">;
-// The larger of each pair (f32; NaN propagates). Its cotangent goes to the
-// larger operand, halved between equal ones, as PyTorch's.
+// The larger (smaller) of each pair (f32; NaN propagates). The cotangent
+// goes to the larger (smaller) operand, halved between equal ones, as
+// PyTorch's.
 def Kina_MaximumOp : Kina_ElementwiseBinaryOp<"maximum", "maximum">;
-// 1.0 where the f32 operands are equal, else 0.0: the masks of the
-// adjoints of `max` and `maximum` (ties share the cotangent).
-def Kina_EqualOp : Kina_ElementwiseBinaryOp<"equal", "equality mask">;
+def Kina_MinimumOp : Kina_ElementwiseBinaryOp<"minimum", "minimum">;
 
-def Kina_NegOp : Kina_Op<"neg"> {
+// Comparisons of f32 operands as masks: 1.0 where the comparison holds,
+// else 0.0. They are ordered, as IEEE and NumPy compare: NaN compares
+// false with everything. A mask is constant almost everywhere, so no
+// gradient flows through one.
+def Kina_EqualOp : Kina_ElementwiseBinaryOp<"equal", "`==` mask">;
+def Kina_LessOp : Kina_ElementwiseBinaryOp<"less", "`<` mask">;
+def Kina_LessEqualOp : Kina_ElementwiseBinaryOp<"less_equal", "`<=` mask">;
+def Kina_GreaterOp : Kina_ElementwiseBinaryOp<"greater", "`>` mask">;
+def Kina_GreaterEqualOp
+    : Kina_ElementwiseBinaryOp<"greater_equal", "`>=` mask">;
+
+def Kina_SelectOp : Kina_Op<"select", [Kina_Elementwise]> {
+  let summary = "elementwise choice between two tensors by a mask";
+  let description = [{
+    `on_true` where `mask` is not 0.0, `on_false` where it is (a NaN mask
+    element chooses `on_true`, as NumPy's `where` does). All three are f32
+    of one shape and placement. Only the chosen operand's element is read
+    into the result, so an inf or NaN in the other does not leak (as it
+    would through `m * a + (1 - m) * b`). The cotangent goes to the chosen
+    operand; the mask gets none. Source writes it `where(mask, a, b)`.
+
+    ```mlir
+    %r = kina.select %mask, %a, %b : !kina.tensor<4xf32, @host>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$mask, Kina_Tensor:$on_true,
+                       Kina_Tensor:$on_false);
+  let results = (outs Kina_Tensor:$result);
+  let hasCustomAssemblyFormat = 1;
+}
+
+def Kina_NegOp : Kina_Op<"neg", [Kina_Elementwise]> {
   let summary = "elementwise negation";
   let description = [{
     The unary `-` of the source; flips the sign bit of floats.
@@ -392,11 +430,13 @@ def Kina_MeanOp : Kina_AxisReductionOp<"mean", "the mean">;
 def Kina_MaxOp : Kina_AxisReductionOp<"max", "the largest element">;
 
 // Elementwise math on f32, same shape: enough for layer norm and GELU.
-class Kina_UnaryMathOp<string mnemonic, string what> : Kina_Op<mnemonic> {
+class Kina_UnaryMathOp<string mnemonic, string what,
+                       string rule = "as C's libm computes it for float">
+    : Kina_Op<mnemonic, [Kina_Elementwise]> {
   let summary = "elementwise " # what # " (f32)";
-  let description = "The " # what # " of every element, as C's libm "
-    "computes it for float (NaN in, NaN out).\n\n```mlir\n%r = kina."
-    # mnemonic # " %x : !kina.tensor<4xf32, @host>\n```";
+  let description = "The " # what # " of every element, " # rule #
+    " (NaN in, NaN out).\n\n```mlir\n%r = kina." # mnemonic #
+    " %x : !kina.tensor<4xf32, @host>\n```";
   let arguments = (ins Kina_Tensor:$input);
   let results = (outs Kina_Tensor:$result);
   let hasCustomAssemblyFormat = 1;
@@ -407,6 +447,11 @@ def Kina_LogOp : Kina_UnaryMathOp<"log", "natural logarithm">;
 def Kina_SqrtOp : Kina_UnaryMathOp<"sqrt", "square root">;
 def Kina_RsqrtOp : Kina_UnaryMathOp<"rsqrt", "reciprocal square root">;
 def Kina_TanhOp : Kina_UnaryMathOp<"tanh", "hyperbolic tangent">;
+def Kina_AbsOp : Kina_UnaryMathOp<"abs", "absolute value",
+    "with the sign bit cleared; its derivative is the sign, 0 at 0 (PyTorch's)">;
+def Kina_ReluOp : Kina_UnaryMathOp<"relu", "rectified linear unit",
+    "`max(x, 0)`; its derivative is 1 above 0 and 0 elsewhere, 0 at 0 "
+    "included (PyTorch's)">;
 
 //===----------------------------------------------------------------------===//
 // Reverse mode

@@ -28,7 +28,8 @@ enum class TokenKind {
   Minus,
   Star,
   Slash,
-  At, // matmul
+  At,         // matmul
+  Comparison, // == < <= > >=
   Dot,
   Arrow,
   Error, // already reported

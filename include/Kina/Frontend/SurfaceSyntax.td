@@ -42,6 +42,8 @@ def : KinaSurface<Kina_SoftmaxOp, ["call"]>;
 def : KinaSurface<Kina_LogSoftmaxOp, ["call"]>;
 def : KinaSurface<Kina_OneHotOp, ["call"]>;
 def : KinaSurface<Kina_MaximumOp, ["call"]>;
+def : KinaSurface<Kina_MinimumOp, ["call"]>;
+def : KinaSurface<Kina_SelectOp, ["call"]> { let name = "where"; }
 def : KinaSurface<Kina_SumOp, ["call"]>;
 def : KinaSurface<Kina_MeanOp, ["call"]>;
 def : KinaSurface<Kina_MaxOp, ["call"]>;
@@ -50,10 +52,17 @@ def : KinaSurface<Kina_LogOp, ["call"]>;
 def : KinaSurface<Kina_SqrtOp, ["call"]>;
 def : KinaSurface<Kina_RsqrtOp, ["call"]>;
 def : KinaSurface<Kina_TanhOp, ["call"]>;
+def : KinaSurface<Kina_AbsOp, ["call"]>;
+def : KinaSurface<Kina_ReluOp, ["call"]>;
 def : KinaOperator<Kina_AddOp, "+">;
 def : KinaOperator<Kina_SubOp, "-">;
 def : KinaOperator<Kina_MulOp, "*">;
 def : KinaOperator<Kina_DivOp, "/">;
+def : KinaOperator<Kina_EqualOp, "==">;
+def : KinaOperator<Kina_LessOp, "<">;
+def : KinaOperator<Kina_LessEqualOp, "<=">;
+def : KinaOperator<Kina_GreaterOp, ">">;
+def : KinaOperator<Kina_GreaterEqualOp, ">=">;
 def : KinaSurface<Kina_NegOp, []> { let name = ""; let prefix = "-"; }
 
 #endif // KINA_FRONTEND_SURFACESYNTAX_TD

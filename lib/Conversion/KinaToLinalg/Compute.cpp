@@ -162,25 +162,42 @@ template <typename Op> struct SoftmaxLowering : KinaPattern<Op> {
   }
 };
 
-/// 1.0 where the operands are equal (ordered: NaN equals nothing), else 0.0.
-struct EqualLowering : KinaPattern<EqualOp> {
-  using KinaPattern::KinaPattern;
+/// An f32 elementwise op whose element is `scalar` of its operands'.
+template <typename Op, Value (*scalar)(OpBuilder &, Location, ValueRange)>
+struct ScalarLowering : KinaPattern<Op> {
+  using KinaPattern<Op>::KinaPattern;
   LogicalResult
-  matchAndRewrite(EqualOp op, OpAdaptor adaptor,
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    rewriter.replaceOp(
-        op, elementwiseGeneric(
-                rewriter, op.getLoc(), type, adaptor.getOperands(),
-                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                  Value same = arith::CmpFOp::create(
-                      b, l, arith::CmpFPredicate::OEQ, args[0], args[1]);
-                  return arith::UIToFPOp::create(b, l, type.getElementType(),
-                                                 same);
-                }));
+    rewriter.replaceOp(op, elementwiseGeneric(rewriter, op.getLoc(),
+                                              this->resultType(op),
+                                              adaptor.getOperands(), scalar));
     return success();
   }
 };
+
+static Value zeroLike(OpBuilder &b, Location l, Value like) {
+  return arith::ConstantOp::create(b, l, b.getZeroAttr(like.getType()));
+}
+
+/// 1.0 where `predicate` holds (ordered: NaN compares false), else 0.0.
+template <arith::CmpFPredicate predicate>
+static Value compareMask(OpBuilder &b, Location l, ValueRange args) {
+  Value holds = arith::CmpFOp::create(b, l, predicate, args[0], args[1]);
+  return arith::UIToFPOp::create(b, l, args[0].getType(), holds);
+}
+
+/// on_true where the mask is not 0.0 (unordered: a NaN mask chooses it).
+static Value selectByMask(OpBuilder &b, Location l, ValueRange args) {
+  Value chosen = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE,
+                                       args[0], zeroLike(b, l, args[0]));
+  return arith::SelectOp::create(b, l, chosen, args[1], args[2]);
+}
+
+/// max(x, 0); maximumf propagates NaN.
+static Value relu(OpBuilder &b, Location l, ValueRange args) {
+  return arith::MaximumFOp::create(b, l, args[0], zeroLike(b, l, args[0]));
+}
 
 /// one_hot: 1.0 where the last index equals the id (widened to i64, so an
 /// id outside [0, classes) matches nothing), else 0.0.
@@ -368,9 +385,18 @@ struct UnaryMathLowering : KinaPattern<Op> {
 void mlir::kina::populateKinaComputeToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, MatmulLowering, SoftmaxLowering<SoftmaxOp>,
-               SoftmaxLowering<LogSoftmaxOp>, EqualLowering, OneHotLowering,
-               NegLowering,
+               SoftmaxLowering<LogSoftmaxOp>, OneHotLowering, NegLowering,
+               ScalarLowering<EqualOp, compareMask<arith::CmpFPredicate::OEQ>>,
+               ScalarLowering<LessOp, compareMask<arith::CmpFPredicate::OLT>>,
+               ScalarLowering<LessEqualOp,
+                              compareMask<arith::CmpFPredicate::OLE>>,
+               ScalarLowering<GreaterOp, compareMask<arith::CmpFPredicate::OGT>>,
+               ScalarLowering<GreaterEqualOp,
+                              compareMask<arith::CmpFPredicate::OGE>>,
+               ScalarLowering<SelectOp, selectByMask>,
+               ScalarLowering<ReluOp, relu>,
                ElementwiseLowering<MaximumOp, arith::MaximumFOp, arith::MaxSIOp>,
+               ElementwiseLowering<MinimumOp, arith::MinimumFOp, arith::MinSIOp>,
                ElementwiseLowering<AddOp, arith::AddFOp, arith::AddIOp>,
                ElementwiseLowering<SubOp, arith::SubFOp, arith::SubIOp>,
                ElementwiseLowering<MulOp, arith::MulFOp, arith::MulIOp>,
@@ -381,7 +407,8 @@ void mlir::kina::populateKinaComputeToLinalgPatterns(
                UnaryMathLowering<LogOp, math::LogOp>,
                UnaryMathLowering<SqrtOp, math::SqrtOp>,
                UnaryMathLowering<RsqrtOp, math::RsqrtOp>,
-               UnaryMathLowering<TanhOp, math::TanhOp>>(converter,
+               UnaryMathLowering<TanhOp, math::TanhOp>,
+               UnaryMathLowering<AbsOp, math::AbsFOp>>(converter,
                                                         patterns.getContext());
 }
 
