@@ -47,19 +47,15 @@ static bool isOnMesh(func::FuncOp fn) {
                       [](PlacementAttr p) { return p.isMesh(); });
 }
 
-/// Only functions no mesh-placed function calls are probed: their results
-/// can grow (host callers, an @main, are left out of the probed forms).
+/// A called function is probed too: returnProbes widens its calls (host
+/// callers, an @main, are left out of the probed forms).
 static void tagProbes(ModuleOp module) {
   MLIRContext *context = module.getContext();
   KinaDialect::ProbeAttrHelper probe(context);
   KinaDialect::ProbeGlobalAttrHelper probeGlobal(context);
-  llvm::DenseSet<StringRef> called;
-  for (auto fn : module.getOps<func::FuncOp>())
-    if (isOnMesh(fn))
-      fn.walk([&](func::CallOp call) { called.insert(call.getCallee()); });
   int64_t next = 0;
   for (auto fn : module.getOps<func::FuncOp>()) {
-    if (!isOnMesh(fn) || called.contains(fn.getName()))
+    if (!isOnMesh(fn))
       continue;
     fn.walk([&](Operation *op) {
       if (op->getNumResults() != 1 || isa<ConstantOp, ReshardOp>(op) ||
@@ -127,6 +123,23 @@ static void returnProbes(ModuleOp module) {
       ret->insertOperands(ret->getNumOperands(), value);
     fn.setType(FunctionType::get(fn.getContext(), fn.getArgumentTypes(),
                                  ret->getOperandTypes()));
+  }
+  // A call of a probed function gets its probes too, and leaves them: the
+  // caller uses the results it had (its own probe attributes kept).
+  SymbolTable symbols(module);
+  SmallVector<func::CallOp> calls;
+  module.walk([&](func::CallOp call) { calls.push_back(call); });
+  for (func::CallOp call : calls) {
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    if (!callee || callee.getNumResults() == call.getNumResults())
+      continue;
+    OpBuilder builder(call);
+    auto widened = func::CallOp::create(builder, call.getLoc(), callee,
+                                        call.getOperands());
+    widened->setDiscardableAttrs(call->getDiscardableAttrDictionary());
+    call.replaceAllUsesWith(
+        widened.getResults().take_front(call.getNumResults()));
+    call.erase();
   }
 }
 

@@ -130,8 +130,10 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
   return known[fn] = cost;
 }
 
-LogicalResult mlir::kina::remarkCost(func::FuncOp fn) {
-  WalkResult undecided = fn.walk([&](Operation *op) {
+/// Fails, with an error, on an op under `root` (a function, or the module)
+/// whose cost is not known yet.
+static LogicalResult checkCostable(Operation *root) {
+  WalkResult undecided = root->walk([&](Operation *op) {
     if (isa<ReverseModeOp>(op)) {
       op->emitError("kina-cost: differentiate first (--kina-differentiate): "
                     "the cost of a reverseMode is its adjoint's");
@@ -146,14 +148,20 @@ LogicalResult mlir::kina::remarkCost(func::FuncOp fn) {
       }
     return WalkResult::advance();
   });
-  if (undecided.wasInterrupted())
+  return failure(undecided.wasInterrupted());
+}
+
+LogicalResult mlir::kina::remarkCost(func::FuncOp fn) {
+  if (failed(checkCostable(fn)))
     return failure();
   CostModel model(MeshOp::lookup(fn));
   const FunctionCost &cost = model.of(fn);
-  InFlightDiagnostic remark =
-      fn.emitRemark() << "cost of '" << fn.getName()
-                      << "', per device: " << cost.flops << " FLOPs, "
-                      << cost.peakBytes << " bytes at peak;";
+  // At the function's location, without the function (as a collective's
+  // remark, PropagateSharding.cpp): one located line.
+  InFlightDiagnostic remark = mlir::emitRemark(fn.getLoc())
+                              << "cost of '" << fn.getName()
+                              << "', per device: " << cost.flops << " FLOPs, "
+                              << cost.peakBytes << " bytes at peak;";
   for (auto &[backward, kinds] : cost.traffic) {
     remark << (backward ? " backward" : " forward");
     bool first = true;
@@ -171,6 +179,10 @@ LogicalResult mlir::kina::remarkCost(func::FuncOp fn) {
 namespace {
 struct CostPass : mlir::kina::impl::CostPassBase<CostPass> {
   void runOnOperation() override {
+    // A call counts its callee's cost: every function is checked before
+    // any is said (a reverseMode callee would count as nothing).
+    if (failed(checkCostable(getOperation())))
+      return signalPassFailure();
     for (auto fn : getOperation().getOps<func::FuncOp>())
       if (failed(remarkCost(fn)))
         return signalPassFailure();

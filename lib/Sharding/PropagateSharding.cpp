@@ -166,14 +166,14 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
     if (bytes == 0)
       continue; // all_slice: each device keeps its block, nothing moves
     std::string from = originOver(input, over);
-    at->emitRemark() << "inserted " << op->getName() << " over mesh axis '"
-                     << over.getValue() << "' of a value placed "
-                     << placementOf(input).str()
-                     << (from.empty() ? "" : ", from " + from) << ": " << why
-                     << "; each device sends " << bytes << " bytes in '"
-                     << fn.getName() << "'"
-                     << (alternatives.empty() ? ""
-                                              : "; weighed: " + alternatives);
+    // At the op's location, without the op (Operation::emitRemark would
+    // print it beside the remark): a remark is one located line.
+    mlir::emitRemark(at->getLoc())
+        << "inserted " << op->getName() << " over mesh axis '"
+        << over.getValue() << "' of a value placed " << placementOf(input).str()
+        << (from.empty() ? "" : ", from " + from) << ": " << why
+        << "; each device sends " << bytes << " bytes in '" << fn.getName()
+        << "'" << (alternatives.empty() ? "" : "; weighed: " + alternatives);
   }
   return converted;
 }

@@ -65,7 +65,8 @@ class _Backend:
 
     def allgather(self, array):
         """Every rank's `array` (same shape and dtype on all), rank order."""
-        array = np.ascontiguousarray(array)
+        # Not np.ascontiguousarray: it makes a rank-0 result (1,).
+        array = np.asarray(array, order="C")
         out = np.empty((self.size,) + array.shape, dtype=array.dtype)
         if self.lib.kina_mpi_allgather(array.ctypes.data, out.ctypes.data,
                                        array.nbytes) != 0:

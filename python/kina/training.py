@@ -26,14 +26,32 @@ import numpy as np
 
 from . import gpt
 
-__all__ = ["Trainer", "TrainingError"]
+__all__ = ["Checkpoint", "Trainer", "TrainingError"]
 
-# The checkpoint's format, written into it and checked on load.
-CHECKPOINT_FORMAT = "kina-gpt-train-1"
+# The checkpoint's format, written into it and checked on load. Version 2
+# adds `run`, the application's own record (its schedule, its loss
+# history); version 1 files still load, with an empty one.
+CHECKPOINT_FORMAT = "kina-gpt-train-2"
+READABLE_FORMATS = ("kina-gpt-train-1", CHECKPOINT_FORMAT)
 
 
 class TrainingError(ValueError):
     """A bad batch, checkpoint or training state, with what is wrong."""
+
+
+@dataclasses.dataclass
+class Checkpoint:
+    """What a checkpoint holds: the model's shape, the steps taken, AdamW's
+    settings, the weights and both moments ({name: global array}) and
+    `run`, a JSON-serializable record the training application keeps with
+    them (train_gpt.py: the schedule and the loss history)."""
+    cfg: object
+    steps: int
+    hyper: object
+    weights: dict
+    m: dict
+    v: dict
+    run: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -75,19 +93,19 @@ def checked_weight(cfg, name, value):
     return value
 
 
-def save_checkpoint(path, cfg, steps, hyper, weights, m, v):
+def save_checkpoint(path, cfg, steps, hyper, weights, m, v, run=None):
     """Checks that every weight and moment ({name: global array}) is
-    finite, then writes them, the step count, the model's shape and
-    AdamW's settings to `path` (.npz) atomically: a
-    temporary file in the same directory, flushed, renamed over `path`
-    once complete."""
+    finite, then writes them, the step count, the model's shape, AdamW's
+    settings and the application's `run` record to `path` (.npz)
+    atomically: a temporary file in the same directory, flushed, renamed
+    over `path` once complete."""
     for values in (weights, m, v):
         for name, value in values.items():
             checked_weight(cfg, name, value)
     path = pathlib.Path(path)
     meta = {"format": CHECKPOINT_FORMAT, "steps": steps,
             "config": dataclasses.asdict(cfg),
-            "adamw": dataclasses.asdict(hyper)}
+            "adamw": dataclasses.asdict(hyper), "run": run or {}}
     arrays = {"meta": np.array(json.dumps(meta))}
     for prefix, values in (("w", weights), ("m", m), ("v", v)):
         for name, value in values.items():
@@ -105,27 +123,36 @@ def save_checkpoint(path, cfg, steps, hyper, weights, m, v):
         raise
 
 
+def _not_a_checkpoint(path, why):
+    return TrainingError("%s is not a Kina training checkpoint (%s)" % (
+        path, why))
+
+
 def load_checkpoint(path):
-    """(cfg, steps, hyper, weights, m, v) from `path`, every array checked;
-    a TrainingError naming the file when it is missing, truncated, foreign
-    or incomplete."""
+    """The Checkpoint at `path`, every array checked; a TrainingError
+    naming the file when it is missing, truncated, foreign or incomplete."""
+    if not os.path.isfile(path):
+        raise TrainingError("%s: no such checkpoint file" % path)
     try:
         with np.load(path, allow_pickle=False) as data:
+            if "meta" not in getattr(data, "files", ()):
+                raise _not_a_checkpoint(path, "no Kina metadata in it")
             meta = json.loads(str(data["meta"]))
-            if meta.get("format") != CHECKPOINT_FORMAT:
-                raise TrainingError("%s: not a Kina training checkpoint "
-                                    "(format %r)" % (path, meta.get("format")))
+            if not isinstance(meta, dict) or \
+                    meta.get("format") not in READABLE_FORMATS:
+                raise _not_a_checkpoint(path, "format %r" % (
+                    meta.get("format") if isinstance(meta, dict) else None))
             cfg = gpt.Config(**meta["config"])
             arrays = {key: data[key] for key in data.files if key != "meta"}
+            hyper = meta["adamw"]
+            hyper = _Hyper(hyper["lr"], tuple(hyper["betas"]), hyper["eps"],
+                           hyper["weight_decay"])
+            steps = int(meta["steps"])
+    except TrainingError:
+        raise
     except (OSError, KeyError, ValueError, TypeError, EOFError,
-            zipfile.BadZipFile) as error:
-        if isinstance(error, TrainingError):
-            raise
-        raise TrainingError("%s: cannot read the checkpoint: %s" % (
-            path, error)) from None
-    hyper = meta["adamw"]
-    hyper = _Hyper(hyper["lr"], tuple(hyper["betas"]), hyper["eps"],
-                   hyper["weight_decay"])
+            zipfile.BadZipFile):
+        raise _not_a_checkpoint(path, "unreadable or truncated") from None
     state = []
     for prefix in "wmv":
         values = {}
@@ -136,7 +163,7 @@ def load_checkpoint(path):
                                                                      key))
             values[name] = checked_weight(cfg, name, arrays[key])
         state.append(values)
-    return (cfg, int(meta["steps"]), hyper) + tuple(state)
+    return Checkpoint(cfg, steps, hyper, *state, run=meta.get("run") or {})
 
 
 def step_results(names, results):
@@ -170,6 +197,8 @@ class Trainer:
         self.m = {n: np.zeros_like(w) for n, w in self.weights.items()}
         self.v = {n: np.zeros_like(w) for n, w in self.weights.items()}
         self.steps = 0
+        # The application's record, saved with the checkpoint.
+        self.run = {}
         if module is None:
             from . import compile
             module = compile(gpt.train_source(cfg), "gpt_train.kina",
@@ -223,18 +252,20 @@ class Trainer:
     def save(self, path):
         """Writes the trainer to `path` atomically (save_checkpoint)."""
         save_checkpoint(path, self.cfg, self.steps, self.hyper, self.weights,
-                        self.m, self.v)
+                        self.m, self.v, self.run)
 
     @classmethod
     def load(cls, path, module=None, num_threads=None, simulate=False):
         """The trainer saved at `path`; its next step is the one the saved
         trainer would have taken."""
-        cfg, steps, hyper, weights, m, v = load_checkpoint(path)
-        trainer = cls(cfg, weights, lr=hyper.lr, betas=hyper.betas,
-                      eps=hyper.eps, weight_decay=hyper.weight_decay,
-                      module=module, num_threads=num_threads,
-                      simulate=simulate)
-        trainer.m, trainer.v, trainer.steps = m, v, steps
+        saved = load_checkpoint(path)
+        hyper = saved.hyper
+        trainer = cls(saved.cfg, saved.weights, lr=hyper.lr,
+                      betas=hyper.betas, eps=hyper.eps,
+                      weight_decay=hyper.weight_decay, module=module,
+                      num_threads=num_threads, simulate=simulate)
+        trainer.m, trainer.v, trainer.steps = saved.m, saved.v, saved.steps
+        trainer.run = saved.run
         return trainer
 
 
@@ -280,6 +311,7 @@ class RankTrainer:
         self.hyper = _Hyper(lr, tuple(betas), eps, weight_decay)
         self.names = gpt.weight_names(cfg, tied=True)
         self.steps = steps
+        self.run = {}  # the application's record, saved with the checkpoint
         self.backend = _Backend(threads)
         self.rank = self.backend.rank
         self._agree(lambda: None)
@@ -387,7 +419,7 @@ class RankTrainer:
         rank takes part in gathering it."""
         weights, m, v = self.gathered()
         self._agree(lambda: save_checkpoint(
-            path, self.cfg, self.steps, self.hyper, weights, m, v)
+            path, self.cfg, self.steps, self.hyper, weights, m, v, self.run)
             if self.rank == 0 else None)
 
     def close(self):

@@ -6,7 +6,8 @@ an lm_head. Defaults: 12 layers, D=768, H=12, T=128, V=32000 (about 110M
 parameters), one sequence per call; smaller widths for tests. --shard
 megatron adds @mesh([N]) and the Megatron placements (QKV and MLP-up
 column-parallel, Wo and MLP-down row-parallel, lm_head vocab-parallel);
---shard data splits the batch instead (every weight replicated).
+--shard data splits the batch instead (every weight replicated), and
+--shard data+megatron does both on @mesh([2, N/2], axes=[dp, tp]).
 --form train writes the training step instead: lm_head tied to wte, the
 mean token cross-entropy, its reverseMode and one AdamW update
 (docs/gpt.md, "Training")."""
@@ -21,31 +22,50 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"
 import gpt  # noqa: E402
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--layers", type=int, default=12)
-parser.add_argument("--d", type=int, default=768)
-parser.add_argument("--heads", type=int, default=12)
-parser.add_argument("--t", type=int, default=128)
-parser.add_argument("--v", type=int, default=32000)
+# The sizes by default (gpt.Config()) and with --tiny (gpt.Config.tiny());
+# a size given on the command line wins over either.
+SIZES = {"layers": "blocks", "d": "model width", "heads": "attention heads",
+         "t": "context", "v": "vocabulary"}
+for name, what in SIZES.items():
+    parser.add_argument("--" + name, type=int, help="%s (default %d; --tiny: "
+                        "%d)" % (what, getattr(gpt.Config(), name),
+                                 getattr(gpt.Config.tiny(), name)))
 parser.add_argument("--batch", type=int, default=1, help="sequences per call")
 parser.add_argument("--form", choices=["forward", "loss", "train"],
                     default="forward",
                     help="the forward; with the loss and its gradients; "
                     "the whole training step (tied wte)")
 parser.add_argument("--tiny", action="store_true",
-                    help="2 layers, D=64, H=4, T=16, V=512 (tests)")
-parser.add_argument("--shard", choices=["megatron", "data"],
-                    help="Megatron placements, or the batch split over the "
-                    "devices (data parallel)")
+                    help="the test sizes: 2 layers, D=64, H=4, T=16, V=512 "
+                    "(sizes given explicitly still win)")
+parser.add_argument("--shard", choices=gpt.PARALLEL,
+                    help="Megatron placements, the batch split over the "
+                    "devices (data parallel), or both on a 2 x N/2 mesh")
 parser.add_argument("--devices", type=int, default=2,
-                    help="mesh size with --shard (default 2)")
+                    help="devices with --shard (default 2; data+megatron: "
+                    "an even count, the mesh [2, N/2])")
 parser.add_argument("-o", "--output")
 args = parser.parse_args()
-cfg = gpt.Config.tiny() if args.tiny else gpt.Config(
-    layers=args.layers, d=args.d, heads=args.heads, t=args.t, v=args.v)
-cfg = gpt.Config(**dict(vars(cfg), b=args.batch))
+preset = gpt.Config.tiny() if args.tiny else gpt.Config()
+cfg = gpt.Config(**{name: getattr(preset, name) if getattr(args, name) is None
+                    else getattr(args, name) for name in SIZES},
+                 b=args.batch)
 if cfg.d % cfg.heads or min(cfg.layers, cfg.d, cfg.t, cfg.v, cfg.b) < 1:
     parser.error("need layers, d, t, v, batch >= 1 and heads dividing d")
 mesh = args.devices if args.shard else None
+if args.shard:
+    try:
+        shape = gpt.mesh_devices(args.devices, args.shard)
+    except ValueError as error:
+        parser.error(str(error))
+    if args.shard == "data+megatron" and shape[0] * shape[1] != args.devices:
+        parser.error("data+megatron needs an even --devices (a 2 x N/2 "
+                     "mesh), got %d" % args.devices)
+    batch_split = {"data": args.devices, "data+megatron": shape[0]}.get(
+        args.shard, 1)
+    if cfg.b % batch_split:
+        parser.error("--batch %d does not split over %d devices" % (
+            cfg.b, batch_split))
 if args.form == "train":
     text = gpt.train_source(cfg, mesh=mesh, parallel=args.shard or "megatron")
 elif args.form == "loss":

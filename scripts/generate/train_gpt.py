@@ -22,6 +22,8 @@ import argparse
 import math
 import os
 import pathlib
+import re
+import shlex
 import sys
 import time
 
@@ -65,7 +67,9 @@ def plot(path, train_curve, held_curve):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
     fig, ax = plt.subplots(figsize=(7, 4))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.plot(*zip(*train_curve), label="training batch", linewidth=0.8)
     if held_curve:
         ax.plot(*zip(*held_curve), "o-", label="held out")
@@ -78,15 +82,23 @@ def plot(path, train_curve, held_curve):
     plt.close(fig)
 
 
+# The model's sizes by default and with --tiny; a size given on the
+# command line wins over either.
+SIZES = dict(layers=4, d=256, heads=4, t=64, batch=16)
+TINY_SIZES = dict(layers=2, d=64, heads=4, t=16, batch=2)
+
+
 def arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--d", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--t", type=int, default=64, help="context (bytes)")
-    parser.add_argument("--batch", type=int, default=16)
+    for name, what in (("layers", "blocks"), ("d", "model width"),
+                       ("heads", "attention heads"), ("t", "context (bytes)"),
+                       ("batch", "sequences per step")):
+        parser.add_argument("--" + name, type=int,
+                            help="%s (default %d; --tiny: %d)" % (
+                                what, SIZES[name], TINY_SIZES[name]))
     parser.add_argument("--tiny", action="store_true",
-                        help="2 layers, D=64, H=4, T=16, batch 2 (tests)")
+                        help="the test sizes: 2 layers, D=64, H=4, T=16, "
+                        "batch 2 (sizes given explicitly still win)")
     parser.add_argument("--steps", type=int, default=600)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--adam-eps", type=float, default=1e-8)
@@ -111,14 +123,18 @@ def arguments():
     parser.add_argument("--stop-after", type=int,
                         help="end after this step, as an interrupted run "
                         "would (the schedule is still --steps long)")
+    parser.add_argument("--reschedule", action="store_true",
+                        help="with --resume: accept a --steps or --lr other "
+                        "than the checkpoint's (the learning-rate schedule "
+                        "changes from the next step on)")
     # Set by the launching process on the ranks it starts under mpirun.
     parser.add_argument("--rank-program", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.tiny:
-        cfg = gpt.Config(layers=2, d=64, heads=4, t=16, v=BYTES, b=2)
-    else:
-        cfg = gpt.Config(layers=args.layers, d=args.d, heads=args.heads,
-                         t=args.t, v=BYTES, b=args.batch)
+    preset = TINY_SIZES if args.tiny else SIZES
+    size = {name: preset[name] if getattr(args, name) is None
+            else getattr(args, name) for name in SIZES}
+    cfg = gpt.Config(layers=size["layers"], d=size["d"], heads=size["heads"],
+                     t=size["t"], v=BYTES, b=size["batch"])
     if cfg.d % cfg.heads or min(cfg.layers, cfg.d, cfg.t, cfg.b) < 1:
         parser.error("need layers, d, t, batch >= 1 and heads dividing d")
     if args.steps < 1 or args.eval_every < 1 or args.devices < 1:
@@ -138,6 +154,10 @@ def arguments():
             parser.error("--batch %d does not split over %d devices" % (
                 cfg.b, batch_split))
     return args, cfg
+
+
+# How much of the job's stderr is searched for the rank that ended it.
+STDERR_TAIL_BYTES = 1 << 16
 
 
 def launch_ranks(args, cfg):
@@ -166,31 +186,94 @@ def launch_ranks(args, cfg):
         command.append("--oversubscribe")
     command += [sys.executable, __file__] + sys.argv[1:] + [
         "--rank-program", str(program)]
-    return subprocess.run(command, env=env).returncode
+    # Everything the ranks and mpirun write to stderr passes through as it
+    # comes (the progress bar included); its end is kept to name the rank
+    # that ended the job.
+    job = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
+    tail = b""
+    while chunk := os.read(job.stderr.fileno(), 4096):
+        sys.stderr.buffer.write(chunk)
+        sys.stderr.buffer.flush()
+        tail = (tail + chunk)[-STDERR_TAIL_BYTES:]
+    found = re.search(r"process rank (\d+)|^rank (\d+): ",
+                      tail.decode(errors="replace"), re.MULTILINE)
+    failed_rank = int(found.group(1) or found.group(2)) if found else None
+    status = job.wait()
+    if status != 0:
+        explain_failed_job(args, status, failed_rank)
+    return status
+
+
+def explain_failed_job(args, status, failed_rank):
+    """Says which rank ended the job, where the last checkpoint is and
+    the command that resumes from it."""
+    from kina.training import load_checkpoint
+    who = "rank %d" % failed_rank if failed_rank is not None else "a rank"
+    sys.stderr.write("train_gpt: %s ended the %d-rank job (exit status %d)"
+                     % (who, args.devices, status))
+    checkpoint = args.out / "checkpoint.npz"
+    try:
+        steps = load_checkpoint(checkpoint).steps
+    except TrainingError:
+        sys.stderr.write("; no checkpoint was written to %s\n" % checkpoint)
+        return
+    resume = list(sys.argv[1:])  # this run's arguments, less its --resume
+    if "--resume" in resume:
+        del resume[resume.index("--resume"):resume.index("--resume") + 2]
+    resume = [a for a in resume if not a.startswith("--resume=")]
+    sys.stderr.write(
+        ".\nThe last checkpoint, %s, is at step %d; resume with:\n"
+        "    %s %s %s --resume %s\n" % (
+            checkpoint, steps, sys.executable, sys.argv[0],
+            " ".join(shlex.quote(a) for a in resume),
+            shlex.quote(str(checkpoint))))
 
 
 def make_trainer(args, cfg):
     """A Trainer (one device) or a RankTrainer (this MPI rank), new or
     resumed."""
-    from kina.training import RankTrainer, load_checkpoint
-    steps, m, v = 0, None, None
-    weights = None
+    from kina.training import Checkpoint, RankTrainer, load_checkpoint
     if args.resume:
-        resumed, steps, _, weights, m, v = load_checkpoint(args.resume)
-        if resumed != cfg:
+        saved = load_checkpoint(args.resume)
+        if saved.cfg != cfg:
             raise TrainingError("%s holds a model of %s, not %s" % (
-                args.resume, resumed, cfg))
+                args.resume, saved.cfg, cfg))
+        check_schedule(args, saved.run.get("schedule"))
     else:
-        weights = gpt.weights(cfg, seed=args.seed, tied=True)
+        saved = Checkpoint(cfg, 0, None,
+                           gpt.weights(cfg, seed=args.seed, tied=True),
+                           None, None)
     settings = dict(lr=args.lr, eps=args.adam_eps,
                     weight_decay=args.weight_decay)
     if args.rank_program:
-        return RankTrainer(cfg, args.rank_program, weights, m, v, steps,
-                           threads=args.threads or 1, **settings)
-    trainer = Trainer(cfg, weights, num_threads=args.threads, **settings)
-    if args.resume:
-        trainer.m, trainer.v, trainer.steps = m, v, steps
+        trainer = RankTrainer(cfg, args.rank_program, saved.weights, saved.m,
+                              saved.v, saved.steps,
+                              threads=args.threads or 1, **settings)
+    else:
+        trainer = Trainer(cfg, saved.weights, num_threads=args.threads,
+                          **settings)
+        if args.resume:
+            trainer.m, trainer.v, trainer.steps = saved.m, saved.v, saved.steps
+    trainer.run = {"schedule": schedule(args),
+                   "history": saved.run.get("history",
+                                            {"train": [], "held": []})}
     return trainer
+
+
+def schedule(args):
+    """What the learning rate of each step depends on (learning_rate)."""
+    return {"steps": args.steps, "lr": args.lr}
+
+
+def check_schedule(args, saved):
+    """A resumed run keeps the checkpoint's schedule unless --reschedule."""
+    if saved is None or saved == schedule(args) or args.reschedule:
+        return
+    raise TrainingError(
+        "%s was trained with --steps %d --lr %g; resuming with --steps %d "
+        "--lr %g would change the learning-rate schedule: pass the "
+        "checkpoint's values, or --reschedule to accept the change" % (
+            args.resume, saved["steps"], saved["lr"], args.steps, args.lr))
 
 
 def main():
@@ -235,7 +318,10 @@ def run(trainer, args, cfg, train, held, checkpoint, started):
            "%d ranks, %s parallel" % (args.devices, args.parallel)
            if args.rank_program else "one device",
            time.perf_counter() - started))
-    train_curve, held_curve = [], []
+    # The curves since step 1, resumed runs included: kept in the
+    # checkpoint.
+    history = trainer.run["history"]
+    train_curve, held_curve = history["train"], history["held"]
     tokens = cfg.b * cfg.t
     if trainer.steps >= args.steps:
         say("the checkpoint is at step %d already" % trainer.steps)
@@ -246,14 +332,14 @@ def run(trainer, args, cfg, train, held, checkpoint, started):
         trainer.hyper.lr = learning_rate(step, args)
         began = time.perf_counter()
         loss = trainer.step(*fortunes.batch(train, cfg, rng))
-        train_curve.append((step, loss))
+        train_curve.append((step, float(loss)))
         if lead:
             progress(step, args.steps, loss,
                      tokens / (time.perf_counter() - began))
         if step % args.eval_every == 0 or step == last:
             held_loss = held_out_loss(trainer, held, args.eval_batches,
                                       args.seed)
-            held_curve.append((step, held_loss))
+            held_curve.append((step, float(held_loss)))
             if lead:
                 sys.stderr.write("\n")
             say("step %d: training loss %.4f, held-out loss %.4f" % (

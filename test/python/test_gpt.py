@@ -49,12 +49,31 @@ def test_the_small_config_is_gpt2_small_sized():
     assert 100e6 < cfg.parameter_count() < 120e6
 
 
+GENERATOR = os.path.join(os.path.dirname(__file__), "..", "..", "scripts",
+                         "generate", "gen_gpt.py")
+
+
 def test_generator_writes_the_module_source(tmp_path):
     out = tmp_path / "gpt.kina"
-    subprocess.run([sys.executable, os.path.join(
-        os.path.dirname(__file__), "..", "..", "scripts", "generate", "gen_gpt.py"),
-        "--tiny", "--shard", "megatron", "-o", str(out)], check=True)
+    subprocess.run([sys.executable, GENERATOR, "--tiny", "--shard", "megatron",
+                    "-o", str(out)], check=True)
     assert out.read_text() == gpt.source(CFG, mesh=2)
+
+
+def test_generator_takes_every_split_the_trainer_does_and_explicit_sizes(
+        tmp_path):
+    out = tmp_path / "gpt.kina"
+    subprocess.run([sys.executable, GENERATOR, "--tiny", "--d", "32",
+                    "--batch", "2", "--form", "train", "--shard",
+                    "data+megatron", "--devices", "4", "-o", str(out)],
+                   check=True)
+    cfg = gpt.Config(**dict(vars(CFG), d=32, b=2))
+    assert out.read_text() == gpt.train_source(cfg, mesh=4,
+                                               parallel="data+megatron")
+    odd = subprocess.run([sys.executable, GENERATOR, "--tiny", "--shard",
+                          "data+megatron", "--devices", "3", "--batch", "2"],
+                         capture_output=True, text=True)
+    assert odd.returncode == 2 and "even --devices" in odd.stderr
 
 
 def test_logits_equal_pytorch(inputs, unsharded):

@@ -93,6 +93,30 @@ def test_collectives_on_ranks(sizes, over, names, tmp_path):
                 np.testing.assert_array_equal(out["local_%d" % rank], local)
 
 
+def test_a_scalar_result_keeps_rank_0(tmp_path):
+    """A rank-0 result is written with shape (), as the host call and the
+    simulator give it, not (1,) (which assert_array_equal would let by)."""
+    module = kina.compile(
+        "@mesh([2])\n"
+        "fn total(x: Tensor[F32, [4, 6], @sharded(axis=1)]) -> "
+        "Tensor[F32, [], @replicated] {\n"
+        "  return reshape(sum(sum(x, axis=1), axis=0), [])\n"
+        "}\n")
+    module.save(tmp_path / "total.so")
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    save_inputs(tmp_path / "in.npz", module, "total", [x])
+    done = mpirun(2, tmp_path / "total.so", "total", tmp_path / "in.npz",
+                  tmp_path / "out.npz")
+    assert done.returncode == 0, done.stderr
+    simulated = module.simulate("total", x, report=False)
+    assert simulated.value.shape == module.total(x).shape == ()
+    with np.load(tmp_path / "out.npz") as out:
+        assert out["result"].shape == ()
+        assert out["result"] == simulated.value == x.sum()
+        for rank in range(2):
+            assert out["local_%d" % rank].shape == ()
+
+
 @pytest.fixture(scope="module")
 def vocab(tmp_path_factory):
     directory = tmp_path_factory.mktemp("vocab")

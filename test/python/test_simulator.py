@@ -271,3 +271,47 @@ def test_a_split_asked_of_an_intermediate_splits_its_computation():
     np.testing.assert_allclose(run.value, e * e + (e + e), rtol=1e-6)
     assert run.bytes_moved == (module.mesh.num_devices *
                                module.cost("conflict").bytes_sent)
+
+
+CALLED = """@mesh([2])
+fn loss(x: Tensor[F32, [4, 8], @replicated],
+        w: Tensor[F32, [8, 16], @sharded(axis=1)]) -> Tensor[F32, [], @replicated] {
+  y = tanh(x @ w) : [4, 16]
+  return reshape(sum(sum(y * y, axis=1), axis=0), [])
+}
+"""
+
+
+def test_report_of_a_function_another_one_calls():
+    # A caller (a training step) must not take the callee's report away:
+    # the callee is probed and its calls leave the probes.
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 16)).astype(np.float32)
+    alone = kina.compile(CALLED).simulate("loss", x, w).report
+    assert len(alone) == 6
+    module = kina.compile(CALLED + """fn grads = reverseMode(loss, wrt=[w])
+fn twice(x: Tensor[F32, [4, 8], @replicated],
+         w: Tensor[F32, [8, 16], @sharded(axis=1)]) -> Tensor[F32, [], @replicated] {
+  a = loss(x, w) : []
+  return a + loss(x, w)
+}
+fn step(x: Tensor[F32, [4, 8], @replicated],
+        w: Tensor[F32, [8, 16], @sharded(axis=1)]) -> Tensor[F32, [8, 16], @sharded(axis=1)] {
+  l, gw = grads(x, w)
+  return w - gw * broadcast(0.1)
+}
+""")
+    called = module.simulate("loss", x, w).report
+    assert [(r.op, r.location, r.placement) for r in called] == [
+        (r.op, r.location, r.placement) for r in alone]
+    assert max(r.max_abs_diff for r in called) < 1e-5
+    assert len(module.simulate("grads", x, w).report) > len(alone)
+    # The callers' own rows: the calls' results and what uses them.
+    twice = module.simulate("twice", x, w)
+    assert [r.op for r in twice.report] == ["func.call", "func.call",
+                                            "kina.add"]
+    assert twice.value == module.twice(x, w)
+    step = module.simulate("step", x, w)
+    np.testing.assert_array_equal(step.value, module.step(x, w))
+    assert step.report and all(r.max_abs_diff == 0 for r in step.report)

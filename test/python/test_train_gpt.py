@@ -53,7 +53,14 @@ def test_trains_evaluates_plots_checkpoints_and_samples(tmp_path):
     assert 4.0 < float(seen[2][1]) < 6.5
 
 
-def test_resumed_run_takes_the_same_steps(tmp_path):
+def test_an_explicit_size_wins_over_tiny(tmp_path):
+    run = train(tmp_path, "--d", "32", "--steps", "1", "--sample", "0")
+    assert run.returncode == 0, run.stderr
+    assert "2 layers, D=32, H=4, T=16" in run.stdout
+
+
+def test_resumed_run_takes_the_same_steps_and_keeps_the_history(tmp_path):
+    from kina.training import load_checkpoint
     whole = train(tmp_path / "whole", "--steps", "4", "--sample", "0")
     assert whole.returncode == 0, whole.stderr
     first = train(tmp_path / "part", "--steps", "4", "--stop-after", "2",
@@ -63,14 +70,55 @@ def test_resumed_run_takes_the_same_steps(tmp_path):
                  "--resume", str(tmp_path / "part" / "checkpoint.npz"))
     assert rest.returncode == 0, rest.stderr
     assert losses(rest.stdout)[4] == losses(whole.stdout)[4]
+    # The loss history since step 1 is kept across the resume.
+    resumed = load_checkpoint(tmp_path / "rest" / "checkpoint.npz").run
+    uninterrupted = load_checkpoint(tmp_path / "whole" / "checkpoint.npz").run
+    assert [s for s, _ in resumed["history"]["train"]] == [1, 2, 3, 4]
+    assert resumed["history"] == uninterrupted["history"]
 
 
-def test_a_corrupt_checkpoint_is_a_named_error(tmp_path):
+def test_resuming_with_another_schedule_is_refused(tmp_path):
+    first = train(tmp_path / "a", "--steps", "2", "--sample", "0")
+    assert first.returncode == 0, first.stderr
+    saved = str(tmp_path / "a" / "checkpoint.npz")
+    run = train(tmp_path / "b", "--steps", "3", "--sample", "0",
+                "--resume", saved)
+    assert run.returncode != 0
+    assert "was trained with --steps 2" in run.stderr
+    assert "--reschedule" in run.stderr
+    run = train(tmp_path / "b", "--steps", "3", "--sample", "0",
+                "--resume", saved, "--reschedule")
+    assert run.returncode == 0, run.stderr
+
+
+def test_a_version_1_checkpoint_still_loads(tmp_path):
+    import json
+    from kina.training import load_checkpoint
+    run = train(tmp_path, "--steps", "2", "--sample", "0")
+    assert run.returncode == 0, run.stderr
+    with np.load(tmp_path / "checkpoint.npz") as data:
+        arrays = {key: data[key] for key in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["format"] = "kina-gpt-train-1"
+    del meta["run"]
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "v1.npz", **arrays)
+    old = load_checkpoint(tmp_path / "v1.npz")
+    new = load_checkpoint(tmp_path / "checkpoint.npz")
+    assert old.steps == new.steps == 2 and old.run == {}
+    for name, value in new.weights.items():
+        np.testing.assert_array_equal(old.weights[name], value)
+
+
+@pytest.mark.parametrize("content", [
+    b"PK\x03\x04 not really a zip", b"", b"\x93NUMPY garbage"])
+def test_a_corrupt_checkpoint_is_a_named_error(tmp_path, content):
     bad = tmp_path / "bad.npz"
-    bad.write_bytes(b"PK\x03\x04 not really a zip")
+    bad.write_bytes(content)
     run = train(tmp_path, "--steps", "2", "--resume", str(bad))
     assert run.returncode != 0
-    assert "cannot read the checkpoint" in run.stderr
+    assert "%s is not a Kina training checkpoint" % bad in run.stderr
+    assert "pickle" not in run.stderr and "zip" not in run.stderr.lower()
 
 
 needs_mpi = pytest.mark.skipif(
@@ -106,13 +154,13 @@ def test_mpirun_training_equals_one_device(tmp_path, one_device, parallel,
     for step in got:
         for mine, theirs in zip(got[step], want[step]):
             assert abs(float(mine) - float(theirs)) <= 1e-4, (step, got, want)
-    _, steps, _, weights, m, _ = load_checkpoint(tmp_path / "checkpoint.npz")
-    _, _, _, reference, m_reference, _ = load_checkpoint(
-        out / "checkpoint.npz")
-    assert steps == 10
-    for name, value in reference.items():
+    saved = load_checkpoint(tmp_path / "checkpoint.npz")
+    reference = load_checkpoint(out / "checkpoint.npz")
+    assert saved.steps == 10
+    for name, value in reference.weights.items():
         scale = np.abs(value).max()
-        assert np.abs(weights[name] - value).max() <= 1e-5 * scale, name
+        assert np.abs(saved.weights[name] - value).max() <= 1e-5 * scale, \
+            name
 
 
 @needs_mpi
@@ -122,4 +170,40 @@ def test_mpirun_training_with_a_bad_checkpoint_fails_on_every_rank(tmp_path):
     run = train(tmp_path, "--steps", "2", "--devices", "2", "--resume",
                 str(bad))
     assert run.returncode != 0
-    assert "cannot read the checkpoint" in run.stderr
+    assert "is not a Kina training checkpoint" in run.stderr
+
+
+@needs_mpi
+def test_a_killed_rank_is_named_with_the_command_that_resumes(tmp_path):
+    import signal
+    import time
+    job = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "--tiny", "--eval-every", "1",
+         "--eval-batches", "1", "--out", str(tmp_path), "--steps", "400",
+         "--sample", "0", "--devices", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    checkpoint = tmp_path / "checkpoint.npz"
+    try:
+        deadline = time.monotonic() + 240
+        while not checkpoint.exists() and time.monotonic() < deadline and \
+                job.poll() is None:
+            time.sleep(0.2)
+        # The ranks: the Python processes mpirun started (not mpirun).
+        ranks = [pid for pid in subprocess.run(
+            ["pgrep", "-f", "--", "--rank-program " + str(tmp_path)],
+            capture_output=True, text=True).stdout.split()
+            if pathlib.Path("/proc/%s/cmdline" % pid).read_bytes()
+            .split(b"\0")[0].endswith(b"python3")]
+        assert checkpoint.exists() and len(ranks) == 2, ranks
+        os.kill(int(ranks[-1]), signal.SIGKILL)
+        _, stderr = job.communicate(timeout=120)
+    finally:
+        job.kill()
+    assert job.returncode != 0
+    assert re.search(r"train_gpt: rank [01] ended the 2-rank job", stderr), \
+        stderr
+    found = re.search(r"The last checkpoint, (\S+), is at step (\d+); "
+                      r"resume with:\n +(.*)\n", stderr)
+    assert found and int(found.group(2)) >= 1, stderr
+    assert found.group(3).endswith("--resume " + str(checkpoint))
+    assert "--devices 2" in found.group(3)
