@@ -129,8 +129,7 @@ def blas_info():
 
 def worker(spec):
     import numpy as np
-    sys.path.insert(0, str(ROOT / "build" / "python"))
-    from kina import storylm0
+    from kina.models import storylm0
     what, repeats = spec["what"], spec["repeats"]
     if what == "toy-kina":
         import kina
@@ -144,7 +143,8 @@ def worker(spec):
         import torch
         torch.set_num_threads(1)
         args = storylm0.arguments()
-        return timing(lambda: storylm0.forward_torch(*args), repeats, 2000)
+        from kina_reference import storylm0_forward
+        return timing(lambda: storylm0_forward(*args), repeats, 2000)
     if what == "realistic-kina":
         import kina
         module = kina.compile(spec["source"], "realistic.kina")
@@ -162,9 +162,10 @@ def worker(spec):
     if what == "realistic-torch":
         import torch
         torch.set_num_threads(spec["threads"])
+        from kina_reference import storylm0_forward
         args = realistic_arguments()
         return timing(
-            lambda: storylm0.forward_torch(*args, heads=REALISTIC["H"]),
+            lambda: storylm0_forward(*args, heads=REALISTIC["H"]),
             repeats, blas=blas_info())
     if what in ("sgemm-kina", "sgemm-numpy"):
         m, k, n = spec["shape"]
@@ -203,7 +204,7 @@ def worker(spec):
         return gpt_gradient_worker(what, spec, repeats)
     if what in ("gpt-kina", "gpt-torch", "gpt-compile"):
         import resource
-        from kina import gpt
+        from kina.models import gpt
         cfg = gpt.Config.small()
         if what == "gpt-compile":
             import kina
@@ -216,7 +217,7 @@ def worker(spec):
         ids = np.random.default_rng(1).integers(0, cfg.v, (1, cfg.t))
         if what == "gpt-torch":
             import torch
-            from kina.torch_reference import TorchGPT
+            from kina_reference import TorchGPT
             torch.set_num_threads(spec["threads"])
             model = TorchGPT(cfg, weights)
             return timing(lambda: model(ids), repeats, blas=blas_info())
@@ -224,7 +225,7 @@ def worker(spec):
         module = kina.compile(gpt.source(cfg), "gpt.kina")
         args = gpt.arguments(cfg, weights, ids)
         logits = module.gpt_forward(*args)
-        from kina.torch_reference import TorchGPT
+        from kina_reference import TorchGPT
         reference = TorchGPT(cfg, weights)(ids).numpy()
         error = float(np.abs(logits - reference).max() /
                       np.abs(reference).max())
@@ -267,7 +268,7 @@ def gpt_gradient_worker(what, spec, repeats):
     gradient function's; PyTorch eager forward + backward in float32."""
     import resource
     import numpy as np
-    from kina import gpt
+    from kina.models import gpt
     cfg = gpt.Config.small()
     if what == "gpt-grad-compile":
         return compiled_once(gpt.loss_source(cfg), spec["path"])
@@ -277,7 +278,7 @@ def gpt_gradient_worker(what, spec, repeats):
     targets = rng.integers(0, cfg.v, (1, cfg.t)).astype(np.int64)
     if what == "gpt-grad-torch":
         import torch
-        from kina.torch_reference import TrainableGPT
+        from kina_reference import TrainableGPT
         torch.set_num_threads(spec["threads"])
         model = TrainableGPT(cfg, weights)
         target = torch.tensor(targets).reshape(cfg.t)
@@ -303,7 +304,7 @@ def gpt_gradient_worker(what, spec, repeats):
 
 
 # The training step's models: the ~110M GPT at llm.c's CPU reference
-# shape, and scripts/generate/train_gpt.py's default byte-level model.
+# shape, and examples/train_gpt.py's default byte-level model.
 TRAINING_MODELS = {
     "gpt-110M": dict(layers=12, d=768, heads=12, t=64, v=32000, b=4),
     "train_gpt": dict(layers=4, d=256, heads=4, t=64, v=256, b=16)}
@@ -315,7 +316,7 @@ def training_worker(what, spec, repeats):
     process's peak memory and what the weights and moments took before."""
     import resource
     import numpy as np
-    from kina import gpt
+    from kina.models import gpt
     cfg = gpt.Config(**TRAINING_MODELS[spec["model"]])
     peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if what == "train-compile":
@@ -338,7 +339,7 @@ def training_worker(what, spec, repeats):
         return result if rank == 0 else None
     if what == "train-torch":
         import torch
-        from kina.torch_reference import TorchTrainer
+        from kina_reference import TorchTrainer
         torch.set_num_threads(spec["threads"])
         trainer = TorchTrainer(cfg, weights, lr=1e-4)
         del weights
@@ -432,8 +433,7 @@ class TwoRanks:
     def __call__(self):
         import numpy as np
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   PYTHONPATH=str(ROOT / "build" / "python"))
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         for var in THREAD_VARS:
             env[var] = "1"
         subprocess.run(["mpirun", "-n", "2", sys.executable, "-m", "kina.mpi",
@@ -456,7 +456,6 @@ def sharded_mpi(source):
     import shutil
     if not shutil.which("mpirun"):
         return None
-    sys.path.insert(0, str(ROOT / "build" / "python"))
     import kina
     module = kina.compile(source, "realistic_vocab.kina")
     params = module.functions["storylm0_forward"].params
@@ -470,10 +469,9 @@ def gpt_mpi():
     import shutil
     if not shutil.which("mpirun"):
         return None
-    sys.path.insert(0, str(ROOT / "build" / "python"))
     import numpy as np
     import kina
-    from kina import gpt
+    from kina.models import gpt
     cfg = gpt.Config.small()
     module = kina.compile(gpt.source(cfg, mesh=2), "gpt_megatron.kina")
     ids = np.random.default_rng(1).integers(0, cfg.v, (1, cfg.t))
@@ -663,8 +661,7 @@ def devices_section(r, source, vocab_source, **_):
 def gpt_section(r, **_):
     print("== 5. GPT forward (scripts/generate/gen_gpt.py: 12 layers, D=768, H=12, "
           "T=128, V=32000)")
-    sys.path.insert(0, str(ROOT / "python" / "kina"))
-    import gpt as gpt_config  # pure Python: the model's shape and FLOPs
+    from kina.models import gpt as gpt_config  # the model's shape and FLOPs
     SMALL_GFLOP = gpt_config.Config.small().flops() / 1e9
     for mesh in (None, 2):
         compiled = spawn("gpt-compile", 1, 1, mesh=mesh)
@@ -724,8 +721,7 @@ def compile_section(r, source, vocab_source, **_):
 def training_section(r, **_):
     print("== 7. GPT training step (gpt.train_source: forward, loss, "
           "gradients, AdamW)")
-    sys.path.insert(0, str(ROOT / "python" / "kina"))
-    import gpt as gpt_config  # pure Python: the model's shape and FLOPs
+    from kina.models import gpt as gpt_config  # the model's shape and FLOPs
     for model, shape in TRAINING_MODELS.items():
         cfg = gpt_config.Config(**shape)
         # Forward, and the backward's two products per forward product.

@@ -543,6 +543,45 @@ PYBIND11_MODULE(_kina, m) {
   m.def("describe_status", &kina::describeStatus, py::arg("status"),
         "What a status returned by an export means.");
 
+  // What a compile decided (Kina/Sharding/CostRecords.h), read-only.
+  py::class_<kina::WeighedPlan>(m, "WeighedPlan")
+      .def_readonly("choice", &kina::WeighedPlan::choice)
+      .def_readonly("bytes", &kina::WeighedPlan::bytes);
+  py::class_<kina::CollectiveRecord>(m, "CollectiveRecord")
+      .def_readonly("function", &kina::CollectiveRecord::function)
+      .def_readonly("location", &kina::CollectiveRecord::location)
+      .def_readonly("kind", &kina::CollectiveRecord::kind)
+      .def_readonly("over", &kina::CollectiveRecord::over)
+      .def_readonly("placement", &kina::CollectiveRecord::placement)
+      .def_readonly("origin", &kina::CollectiveRecord::origin)
+      .def_readonly("serves", &kina::CollectiveRecord::serves)
+      .def_readonly("reason", &kina::CollectiveRecord::reason)
+      .def_readonly("bytes_per_device",
+                    &kina::CollectiveRecord::bytesPerDevice)
+      .def_readonly("weighed", &kina::CollectiveRecord::weighed)
+      .def("remark", [](const kina::CollectiveRecord &r) {
+        return kina::remarkText(r);
+      });
+  py::class_<kina::TrafficRecord>(m, "TrafficRecord")
+      .def_readonly("backward", &kina::TrafficRecord::backward)
+      .def_readonly("kind", &kina::TrafficRecord::kind)
+      .def_readonly("over", &kina::TrafficRecord::over)
+      .def_readonly("count", &kina::TrafficRecord::count)
+      .def_readonly("bytes", &kina::TrafficRecord::bytes);
+  py::class_<kina::FunctionCostRecord>(m, "FunctionCostRecord")
+      .def_readonly("function", &kina::FunctionCostRecord::function)
+      .def_readonly("location", &kina::FunctionCostRecord::location)
+      .def_readonly("flops", &kina::FunctionCostRecord::flops)
+      .def_readonly("peak_bytes", &kina::FunctionCostRecord::peakBytes)
+      .def_readonly("bytes_sent", &kina::FunctionCostRecord::bytesSent)
+      .def_readonly("traffic", &kina::FunctionCostRecord::traffic)
+      .def("remark", [](const kina::FunctionCostRecord &r) {
+        return kina::remarkText(r);
+      });
+  py::class_<kina::CostRecords>(m, "CostRecords")
+      .def_readonly("collectives", &kina::CostRecords::collectives)
+      .def_readonly("costs", &kina::CostRecords::costs);
+
   m.def(
       "compile_to_file",
       [](const std::string &text, const std::string &filename,
@@ -561,12 +600,14 @@ PYBIND11_MODULE(_kina, m) {
         ir["spmd"] = output.spmdIR;
         ir["linalg"] = output.linalgIR;
         ir["llvm"] = output.llvmIR;
-        return py::make_tuple(output.ok, output.diagnostics, ir);
+        return py::make_tuple(output.ok, output.diagnostics, ir,
+                              std::move(output.records));
       },
       py::arg("text"), py::arg("filename"), py::arg("so_path"),
       py::arg("probes") = false, py::arg("matmul_tuning") = "",
       "Compile .kina source to a shared object: (ok, diagnostics, {stage: "
-      "IR}) for the stages kina, propagated, host, spmd, linalg, llvm.");
+      "IR}, CostRecords) for the stages kina, propagated, host, spmd, "
+      "linalg, llvm.");
 
   m.def(
       "host_cpu",

@@ -15,3 +15,13 @@ if [ ! -f "$build/build.ninja" ]; then
     ${KINA_CMAKE_ARGS:-}
 fi
 cmake --build "$build" -j "$(nproc)"
+# The built package is importable by /usr/bin/python3 from anywhere, as an
+# installed one would be: a .pth file in its site-packages (the user's
+# when not root) names build/python. Only the default build is named, not
+# another build directory (the sanitizer build's).
+if [ -z "${KINA_BUILD_DIR:-}" ]; then
+  site=$(/usr/bin/python3 -c 'import os, site
+print(site.getsitepackages()[0] if os.geteuid() == 0 else site.getusersitepackages())')
+  mkdir -p "$site"
+  echo "$build/python" > "$site/kina.pth"
+fi

@@ -18,11 +18,8 @@ run() { # name, command...
 
 run "lit (dialect, frontend, lowering, transforms, C ABI)" \
   cmake --build build --target check-kina
-run "pytest (execution through the C ABI, Python API)" \
+run "pytest (execution through the C ABI, Python API, validations)" \
   "$python" -m pytest -q -p no:cacheprovider test/Target test/python
-for script in scripts/validate/validate_*.py; do
-  run "$(basename "$script")" "$python" "$script"
-done
 for notebook in examples/storylm0.ipynb examples/gpt.ipynb examples/train.ipynb; do
   run "notebook $notebook" "$python" scripts/validate/run_notebook.py "$notebook"
 done

@@ -88,6 +88,7 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
     out.propagatedIR = std::move(stages.propagated);
     out.hostIR = std::move(stages.host);
     out.spmdIR = std::move(stages.spmd);
+    out.records = std::move(stages.records);
     module = std::move(*exported);
     // The host functions as the program declares them (parameter names,
     // entry) and the per-device forms of the mesh-placed ones; with

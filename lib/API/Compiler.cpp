@@ -74,6 +74,7 @@ kina::CompileOutput kina::compileKinaSource(const std::string &text,
         output.spmdIR = std::move(artifacts.spmdIR);
         output.linalgIR = std::move(artifacts.linalgIR);
         output.llvmIR = std::move(artifacts.llvmIR);
+        output.records = std::move(artifacts.records);
         return ok;
       });
 }

@@ -188,11 +188,6 @@ FailureOr<Type> ReduceScatterOp::inferResultType(TypeRange operandTypes,
   return rule.shaped(c.input, c.shape(), whole.withSplit(c.axis, c.over));
 }
 
-bool mlir::kina::isCollective(Operation *op) {
-  return isa<AllGatherOp, AllSliceOp, AllReduceOp, ReduceScatterOp,
-             AllToAllOp>(op);
-}
-
 FailureOr<Type> AllToAllOp::inferResultType(TypeRange operandTypes,
                                             DictionaryAttr attributes,
                                             Operation *mesh,

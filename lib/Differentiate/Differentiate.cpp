@@ -177,9 +177,8 @@ LogicalResult ReverseMode::trackVarying() {
     uint64_t mask = 0;
     for (Value operand : forward->getOperands())
       mask |= varying.lookup(operand);
-    if (isCollective(forward)) {
-      uint64_t over =
-          bit(getInherentAttrs(forward).getAs<StringAttr>("over").getValue());
+    if (auto collective = dyn_cast<CollectiveOpInterface>(forward)) {
+      uint64_t over = bit(collective.getOver());
       mask = isa<AllGatherOp, AllReduceOp>(forward) ? mask & ~over
                                                       : mask | over;
     }
@@ -195,7 +194,7 @@ LogicalResult ReverseMode::trackVarying() {
 void ReverseMode::accumulate(Value value, Value cotangent,
                              Operation *forward) {
   // (A collective's adjoint places its cotangent itself.)
-  if (mesh && !isCollective(forward)) {
+  if (mesh && !isa<CollectiveOpInterface>(forward)) {
     uint64_t spread =
         varying.lookup(forward->getResult(0)) & ~varying.lookup(value);
     for (auto [i, axis] : llvm::enumerate(mesh.getAxes())) {

@@ -59,7 +59,7 @@ static void tagProbes(ModuleOp module) {
       continue;
     fn.walk([&](Operation *op) {
       if (op->getNumResults() != 1 || isa<ConstantOp, ReshardOp>(op) ||
-          isCollective(op) ||
+          isa<CollectiveOpInterface>(op) ||
           !isa<KinaTensorType>(op->getResult(0).getType()))
         return;
       probe.setAttr(op,
@@ -82,7 +82,7 @@ static void dropSharding(ModuleOp module) {
                                PlacementAttr::getHost(context));
   };
   module.walk([&](Operation *op) {
-    if (isa<ReshardOp>(op) || isCollective(op)) {
+    if (isa<ReshardOp>(op) || isa<CollectiveOpInterface>(op)) {
       op->getResult(0).replaceAllUsesWith(op->getOperand(0));
       op->erase();
       return;
@@ -205,7 +205,7 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
   }
   // Propagated once: its remarks are said once.
   FailureOr<OwningOpRef<ModuleOp>> propagated =
-      runOnCopy(**differentiated, createPropagateShardingPass());
+      runOnCopy(**differentiated, createPropagateShardingPass(out.records));
   // The propagation converts a value once per use (a partial value used
   // twice is all-reduced twice); CSE keeps one of each before the
   // collectives become runtime calls, which it cannot merge.
@@ -219,7 +219,7 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
     return failure();
   if (!probes)
     for (auto fn : (*propagated)->getOps<func::FuncOp>())
-      if (failed(remarkCost(fn)))
+      if (failed(remarkCost(fn, &out.records)))
         return failure();
   out.propagated = print(**propagated);
   if (probes && MeshOp::lookup(program)) {

@@ -39,7 +39,7 @@ void mlir::kina::buildKinaToLinalgPipeline(OpPassManager &pm) {
 }
 
 void mlir::kina::buildOneDeviceToLinalgPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertKinaToLinalgPass());
+  buildKinaToLinalgPasses(pm);
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -18,6 +18,7 @@ void kina::registerAllDialects(mlir::DialectRegistry &registry) {
 
 void kina::registerAllPasses() {
   mlir::kina::registerKinaConversionPasses();
+  mlir::kina::registerKinaToLinalgPipeline();
   mlir::kina::registerKinaTransformsPasses();
   mlir::kina::registerKinaShardingPasses();
   mlir::kina::registerKinaDifferentiatePasses();

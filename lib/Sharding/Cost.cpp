@@ -30,9 +30,10 @@ struct Traffic {
   int64_t count = 0, bytes = 0;
 };
 
-/// direction (backward?) -> "kind over axis" -> traffic, in a stable
+/// direction (backward?) -> (kind, mesh axis) -> traffic, in a stable
 /// order.
-using TrafficTable = std::map<bool, std::map<std::string, Traffic>>;
+using TrafficTable =
+    std::map<bool, std::map<std::pair<std::string, std::string>, Traffic>>;
 
 /// What one application of a function costs a device.
 struct FunctionCost {
@@ -107,10 +108,9 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
         cost.bytesSent += inner.bytesSent;
       }
     }
-    if (isCollective(&op)) {
-      auto over = getInherentAttrs(&op).getAs<StringAttr>("over");
-      std::string key = op.getName().stripDialect().str() + " over " +
-                        (over ? over.str() : std::string("?"));
+    if (auto collective = dyn_cast<CollectiveOpInterface>(&op)) {
+      std::pair<std::string, std::string> key = {
+          op.getName().stripDialect().str(), collective.getOver().str()};
       Traffic &t = cost.traffic[isAdjointLoc(op.getLoc())][key];
       int64_t bytes = bytesSentPerDevice(&op);
       t.count += 1;
@@ -128,6 +128,20 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
         live -= bytesOf(result);
   }
   return known[fn] = cost;
+}
+
+std::string mlir::kina::locationText(Location loc) {
+  std::string text = "an unknown location";
+  loc->walk([&](Location inner) {
+    auto file = dyn_cast<FileLineColLoc>(inner);
+    if (!file)
+      return WalkResult::advance();
+    text = (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+               .str();
+    return WalkResult::interrupt();
+  });
+  return text;
 }
 
 /// Fails, with an error, on an op under `root` (a function, or the module)
@@ -151,28 +165,35 @@ static LogicalResult checkCostable(Operation *root) {
   return failure(undecided.wasInterrupted());
 }
 
-LogicalResult mlir::kina::remarkCost(func::FuncOp fn) {
+FailureOr<::kina::FunctionCostRecord>
+mlir::kina::costRecord(func::FuncOp fn) {
   if (failed(checkCostable(fn)))
     return failure();
   CostModel model(MeshOp::lookup(fn));
   const FunctionCost &cost = model.of(fn);
+  ::kina::FunctionCostRecord record;
+  record.function = fn.getName().str();
+  record.location = locationText(fn.getLoc());
+  record.flops = cost.flops;
+  record.peakBytes = cost.peakBytes;
+  record.bytesSent = cost.bytesSent;
+  for (auto &[backward, kinds] : cost.traffic)
+    for (auto &[key, t] : kinds)
+      record.traffic.push_back(
+          {backward, key.first, key.second, t.count, t.bytes});
+  return record;
+}
+
+LogicalResult mlir::kina::remarkCost(func::FuncOp fn,
+                                     ::kina::CostRecords *records) {
+  FailureOr<::kina::FunctionCostRecord> record = costRecord(fn);
+  if (failed(record))
+    return failure();
   // At the function's location, without the function (as a collective's
-  // remark, PropagateSharding.cpp): one located line.
-  InFlightDiagnostic remark = mlir::emitRemark(fn.getLoc())
-                              << "cost of '" << fn.getName()
-                              << "', per device: " << cost.flops << " FLOPs, "
-                              << cost.peakBytes << " bytes at peak;";
-  for (auto &[backward, kinds] : cost.traffic) {
-    remark << (backward ? " backward" : " forward");
-    bool first = true;
-    for (auto &[key, t] : kinds) {
-      remark << (first ? " " : ", ") << t.count << " " << key << " (" << t.bytes
-             << " B)";
-      first = false;
-    }
-    remark << ";";
-  }
-  remark << " " << cost.bytesSent << " bytes sent in all";
+  // remark): one located line.
+  mlir::emitRemark(fn.getLoc()) << ::kina::remarkText(*record);
+  if (records)
+    records->costs.push_back(std::move(*record));
   return success();
 }
 

@@ -1,9 +1,9 @@
 //===- PartitionHost.cpp - Shards as ordinary ops on one host -------------===//
 //
-// The design sections' form of a propagated program: every mesh-placed
-// value becomes the blocks its devices hold, as `@host` tensors (devices
-// that differ only on axes the value is replicated over share one block,
-// computed once); every op computes block by block, on local shapes;
+// The hand-written splits' form (docs/storylm0.md) of a propagated
+// program: every mesh-placed value becomes the blocks its devices hold, as
+// `@host` tensors (devices that differ only on axes the value is replicated
+// over share one block, computed once); every op computes block by block, on local shapes;
 // `all_gather` becomes a `concat`, `all_reduce` a chain of `add`s in device
 // order, `all_slice` a `slice`. Functions keep their global signatures,
 // now `@host`: a parameter's blocks are slices of it, a result is
@@ -243,7 +243,8 @@ LogicalResult HostPartition::computePerBlock(Operation *op) {
 LogicalResult HostPartition::collective(Operation *op) {
   Value input = op->getOperand(0), result = op->getResult(0);
   Location loc = op->getLoc();
-  auto over = cast<StringAttr>(getInherentAttrs(op).get("over"));
+  auto over = StringAttr::get(op->getContext(),
+                              cast<CollectiveOpInterface>(op).getOver());
   unsigned axis = llvm::find(axisNames, over) - axisNames.begin();
   int64_t n = axisSizes[axis];
   // The input's blocks of every device on `over`, the others fixed by `at`.
@@ -400,7 +401,7 @@ LogicalResult HostPartition::partition(Operation *op) {
                 llvm::any_of(op->getResults(), onMesh);
   if (!placed)
     return success();
-  if (isCollective(op))
+  if (isa<CollectiveOpInterface>(op))
     return collective(op);
   if (isa<InferResultTypeOpInterface>(op) && op->getNumResults() == 1)
     return computePerBlock(op);

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Kina/Sharding/Cost.h"
 #include "Kina/Sharding/Partition.h"
 #include "Kina/Sharding/Passes.h"
 #include "Kina/Sharding/Reshard.h"
@@ -38,26 +39,11 @@ static PlacementAttr placementOf(Value value) {
   return cast<KinaTensorType>(value.getType()).getPlacement();
 }
 
-/// The first `file:line:col` in `loc` (through names and fusions: an
-/// adjoint op's location names its forward op's).
-static std::string locationText(Location loc) {
-  std::string text = "an unknown location";
-  loc->walk([&](Location inner) {
-    auto file = dyn_cast<FileLineColLoc>(inner);
-    if (!file)
-      return WalkResult::advance();
-    text = (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-               .str();
-    return WalkResult::interrupt();
-  });
-  return text;
-}
-
 namespace {
 class Propagation {
 public:
-  explicit Propagation(MeshOp mesh) : mesh(mesh) {}
+  Propagation(MeshOp mesh, ::kina::CostRecords *records)
+      : mesh(mesh), records(records) {}
 
   LogicalResult run(func::FuncOp fn);
 
@@ -75,6 +61,8 @@ private:
   std::string requester(Operation *op, PlacementAttr asked) const;
 
   MeshOp mesh;
+  /// Where the records of the collectives inserted go, when anywhere.
+  ::kina::CostRecords *records;
   /// Where each value's placement came from (an annotation), for remarks.
   DenseMap<Value, std::string> origin;
   /// Where a value's split or partial sum over one mesh axis came from,
@@ -86,10 +74,9 @@ private:
     return it != axisOrigin.end() ? it->second : origin.lookup(value);
   }
   /// The alternatives an op's rule weighed for the mesh axis being
-  /// decided ("keeping operand #0's split 256 B, ..."), for the remarks
-  /// of the collectives that decision makes; empty when there was no
-  /// choice.
-  std::string weighed;
+  /// decided, for the records of the collectives that decision makes;
+  /// empty when there was no choice.
+  std::vector<::kina::WeighedPlan> weighed;
 
   /// Splits asked of undecided values by the ops that use them, flowed
   /// back from annotations (`askBackward`), with the annotation's text.
@@ -144,19 +131,21 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
                                       PlacementAttr target, const Twine &why) {
   OpBuilder builder(at);
   SmallVector<Operation *> made;
-  std::string orders;
+  std::vector<::kina::WeighedPlan> orders;
   FailureOr<Value> converted =
       convertPlacement(builder, at->getLoc(), value, target,
                        [&](Operation *op) { made.push_back(op); }, &orders);
   if (failed(converted))
     return failure();
-  std::string alternatives = !orders.empty() ? orders : weighed;
+  const std::vector<::kina::WeighedPlan> &alternatives =
+      !orders.empty() ? orders : weighed;
   auto fn = at->getParentOfType<func::FuncOp>();
   for (Operation *op : made) {
     // Each step of a chain says the placement its own input has, and the
     // annotation behind the mesh axis it moves data over.
     Value input = op->getOperand(0);
-    auto over = op->getAttrOfType<StringAttr>("over");
+    auto over = StringAttr::get(op->getContext(),
+                                cast<CollectiveOpInterface>(op).getOver());
     origin[op->getResult(0)] = origin.lookup(value);
     for (Attribute axis : mesh.getAxes())
       if (axisOrigin.count({input, cast<StringAttr>(axis)}))
@@ -165,15 +154,21 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
     int64_t bytes = bytesSentPerDevice(op);
     if (bytes == 0)
       continue; // all_slice: each device keeps its block, nothing moves
-    std::string from = originOver(input, over);
+    ::kina::CollectiveRecord record;
+    record.function = fn.getName().str();
+    record.location = locationText(at->getLoc());
+    record.kind = op->getName().stripDialect().str();
+    record.over = over.str();
+    record.placement = placementOf(input).str();
+    record.origin = originOver(input, over);
+    record.reason = why.str();
+    record.bytesPerDevice = bytes;
+    record.weighed = alternatives;
     // At the op's location, without the op (Operation::emitRemark would
     // print it beside the remark): a remark is one located line.
-    mlir::emitRemark(at->getLoc())
-        << "inserted " << op->getName() << " over mesh axis '"
-        << over.getValue() << "' of a value placed " << placementOf(input).str()
-        << (from.empty() ? "" : ", from " + from) << ": " << why
-        << "; each device sends " << bytes << " bytes in '" << fn.getName()
-        << "'" << (alternatives.empty() ? "" : "; weighed: " + alternatives);
+    mlir::emitRemark(at->getLoc()) << ::kina::remarkText(record);
+    if (records)
+      records->collectives.push_back(std::move(record));
   }
   return converted;
 }
@@ -313,11 +308,10 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
       if (cost(factor) < cost(keep))
         keep = factor;
       if (weighedFactors.insert(factor).second)
-        weighed += "keeping " + operandName(i) + "'s split " +
-                   std::to_string(cost(factor)) + " B, ";
+        weighed.push_back(
+            {"keeping " + operandName(i) + "'s split", cost(factor)});
     }
-    weighed += "gathering every operand " + std::to_string(cost(kGatherAll)) +
-               " B";
+    weighed.push_back({"gathering every operand", cost(kGatherAll)});
     if (cost(kGatherAll) < cost(keep))
       keep = kGatherAll;
     // The factor's result dim must divide by the axis size, and every
@@ -576,7 +570,7 @@ LogicalResult Propagation::run(func::FuncOp fn) {
 
 /// An all_gather of a transpose or reshape (of nothing else) gathers the
 /// value they move instead: the same bytes, the communication right after
-/// the computation that split it, as the design sections place their
+/// the computation that split it, as the hand-written splits place their
 /// concats (the context of per-head attention, not its reshaped copy).
 static void hoistGathers(func::FuncOp fn) {
   SmallVector<AllGatherOp> gathers;
@@ -614,12 +608,18 @@ static void hoistGathers(func::FuncOp fn) {
 namespace {
 struct PropagateShardingPass
     : mlir::kina::impl::PropagateShardingPassBase<PropagateShardingPass> {
+  PropagateShardingPass() = default;
+  explicit PropagateShardingPass(::kina::CostRecords *records)
+      : records(records) {}
+
+  ::kina::CostRecords *records = nullptr;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MeshOp mesh = MeshOp::lookup(module);
     if (!mesh)
       return; // nothing is placed on a mesh
-    Propagation propagation(mesh);
+    Propagation propagation(mesh, records);
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (failed(propagation.run(fn)))
         return signalPassFailure();
@@ -629,3 +629,8 @@ struct PropagateShardingPass
   }
 };
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::kina::createPropagateShardingPass(::kina::CostRecords &records) {
+  return std::make_unique<PropagateShardingPass>(&records);
+}

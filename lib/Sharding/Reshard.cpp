@@ -16,7 +16,7 @@ FailureOr<Value>
 mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
                              PlacementAttr target,
                              function_ref<void(Operation *)> onCreated,
-                             std::string *weighed) {
+                             std::vector<::kina::WeighedPlan> *weighed) {
   auto placementOf = [](Value v) {
     return cast<KinaTensorType>(v.getType()).getPlacement();
   };
@@ -78,7 +78,7 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
       llvm::to_vector(llvm::seq<unsigned>(0, order.size()));
   SmallVector<StringAttr> cheapest = order;
   std::optional<int64_t> fewest;
-  std::string tries;
+  std::vector<::kina::WeighedPlan> tries;
   std::set<int64_t> totals;
   do {
     SmallVector<StringAttr> tried =
@@ -99,11 +99,10 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
       cheapest = tried;
     }
     totals.insert(bytes);
-    tries += (tries.empty() ? "" : ", ") +
-             llvm::join(llvm::map_range(tried,
-                                        [](StringAttr a) { return a.str(); }),
-                        " then ") +
-             " " + std::to_string(bytes) + " B";
+    tries.push_back(
+        {llvm::join(llvm::map_range(tried, [](StringAttr a) { return a.str(); }),
+                    " then "),
+         bytes});
   } while (std::next_permutation(indices.begin(), indices.end()));
   if (weighed && totals.size() > 1)
     *weighed = tries;
@@ -150,11 +149,8 @@ int64_t mlir::kina::bytesSentPerDevice(Collective kind, int64_t elements,
 int64_t mlir::kina::bytesSentPerDevice(Operation *collective) {
   auto input = cast<KinaTensorType>(collective->getOperand(0).getType());
   MeshOp mesh = MeshOp::lookup(collective);
-  auto over = collective->getAttrOfType<StringAttr>("over");
-  if (!over)
-    over =
-        dyn_cast_or_null<StringAttr>(getInherentAttrs(collective).get("over"));
-  if (!mesh || !over)
+  auto named = dyn_cast<CollectiveOpInterface>(collective);
+  if (!mesh || !named)
     return 0;
   std::optional<Collective> kind =
       TypeSwitch<Operation *, std::optional<Collective>>(collective)
@@ -168,5 +164,5 @@ int64_t mlir::kina::bytesSentPerDevice(Operation *collective) {
   return bytesSentPerDevice(
       *kind, ShapedType::getNumElements(blockShape(input, mesh)),
       ::kina::dtypeInfo(input.getDType()).bytes,
-      mesh.getAxisSize(over.getValue()).value_or(1));
+      mesh.getAxisSize(named.getOver()).value_or(1));
 }

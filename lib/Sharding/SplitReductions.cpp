@@ -6,7 +6,8 @@
 // block], the axis reduces in two steps: within a block (local to a device) and
 // across the N blocks (one value per row and device, which the propagation
 // moves). The max is exact, so every row's shift is the unsharded one; the sum
-// of exponentials is reordered (sharding.md: equal to float32 rounding).
+// of exponentials is reordered (equal to float32 rounding, as docs/language.md
+// promises of split reductions).
 //
 //===----------------------------------------------------------------------===//
 

@@ -36,7 +36,7 @@ using namespace mlir;
 using ::kina::kCacheLineBytes;
 
 /// The most steps of K one prefetch serves, and so the unroll factor of the
-/// register loop: 16 steps of a 6 x 16 AVX2 tile are about 2 KB of code,
+/// register loop: 8 steps of a 6 x 16 AVX2 tile are about 1 KB of code,
 /// well inside the op caches of Haswell and Zen.
 static constexpr int64_t kMaxStepsPerPrefetch = 8;
 

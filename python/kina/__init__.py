@@ -51,11 +51,13 @@ class Module:
     """A compiled program: one attribute per exported function."""
 
     def __init__(self, library, shared_object, ir=None, source=None,
-                 diagnostics=""):
+                 records=None):
         self._library = library
         # What the placement propagation inserted and what each function
-        # costs a device (compiled here only; empty for kina.load()).
-        self.remarks, self._costs = _cost.parse(diagnostics)
+        # costs a device: the compiler's records, for a module compiled
+        # here (a .so does not carry them: empty for kina.load()).
+        self.remarks, self._costs = (_cost.from_records(records) if records
+                                     else ([], {}))
         self.communication = {name: cost.traffic
                               for name, cost in self._costs.items()
                               if cost.traffic}
@@ -301,7 +303,7 @@ def _compile(source, filename, matmul_tuning=None, probes=False):
     directory = tempfile.mkdtemp(prefix="kina-")
     try:
         path = os.path.join(directory, "module.so")
-        ok, diagnostics, ir = _kina.compile_to_file(
+        ok, diagnostics, ir, records = _kina.compile_to_file(
             source, filename, path, probes, tuning)
         if not ok:
             raise CompileError(diagnostics.rstrip())
@@ -312,7 +314,7 @@ def _compile(source, filename, matmul_tuning=None, probes=False):
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return Module(library, shared_object, ir,
-                  (source, filename, matmul_tuning), diagnostics)
+                  (source, filename, matmul_tuning), records)
 
 
 def compile_file(path, num_threads=None, matmul_tuning=None):

@@ -5,16 +5,17 @@ alternatives it weighed. `m.cost(name)` returns a `Cost`; printing it
 gives a table, its fields are data."""
 
 import collections
-import re
 
 Remark = collections.namedtuple(
     "Remark",
-    "location collective over placement origin reason bytes function weighed")
+    "location collective over placement origin reason bytes function weighed "
+    "serves")
 Remark.__doc__ = """A collective the placement propagation inserted: where
 (`file:line:col`, of the op that needed it), which (`all_gather`, ...)
 over which mesh axis, the placement and the annotation the value had, why,
-the bytes each device sends, the function, and the alternatives weighed
-(a list of `Alternative`; empty when there was no choice)."""
+the bytes each device sends, the function, the alternatives weighed (a
+list of `Alternative`; empty when there was no choice), and the value it
+serves ("the gradient of 'w1'", or "")."""
 
 Alternative = collections.namedtuple("Alternative", "choice bytes")
 Alternative.__doc__ = """One plan the propagation weighed for a collective:
@@ -26,17 +27,6 @@ Traffic = collections.namedtuple(
 Traffic.__doc__ = """What one kind of collective over one mesh axis moves
 in a function, per device: its direction (`forward`, or `backward` for a
 reverseMode function's adjoint ops), how many run and the bytes sent."""
-
-_DIAGNOSTIC = re.compile(r"^(.*?:\d+:\d+): remark: (.*)$", re.M)
-_INSERTED = re.compile(
-    r"inserted kina\.(\w+) over mesh axis '([^']*)' of a value placed "
-    r"(.*?)(?:, from (.*?))?: (.*); each device sends (\d+) bytes "
-    r"in '([^']*)'(?:; weighed: (.*))?$")
-_COST = re.compile(
-    r"cost of '([^']*)', per device: (\d+) FLOPs, (\d+) bytes at peak;"
-    r"(.*?) (\d+) bytes sent in all$")
-_TRAFFIC = re.compile(r"(\d+) (\w+) over (\S+) \((\d+) B\)")
-_ALTERNATIVE = re.compile(r"(.*?) (\d+) B(?:, |$)")
 
 
 class Cost:
@@ -83,35 +73,20 @@ class Cost:
         return "\n".join(lines)
 
 
-def parse(diagnostics):
-    """(Remark list, {function: Cost}) from a compile's remarks."""
-    remarks, costs = [], {}
-    for location, message in _DIAGNOSTIC.findall(diagnostics):
-        inserted = _INSERTED.match(message)
-        if inserted:
-            (kind, over, placement, origin, reason, sent, function,
-             weighed) = inserted.groups()
-            alternatives = [Alternative(choice, int(b)) for choice, b in
-                            _ALTERNATIVE.findall(weighed or "")]
-            remarks.append(Remark(location, kind, over, placement, origin,
-                                  reason, int(sent), function, alternatives))
-            continue
-        cost = _COST.match(message)
-        if not cost:
-            continue
-        name, flops, peak, parts, sent = cost.groups()
-        traffic = []
-        for part in parts.split(";"):
-            part = part.strip()
-            if not part:
-                continue
-            direction, rest = part.split(" ", 1)
-            for count, kind, over, moved in _TRAFFIC.findall(rest):
-                traffic.append(Traffic(direction, kind, over, int(count),
-                                       int(moved)))
-        costs[name] = Cost(name, int(flops), int(peak), int(sent), traffic,
-                           [])
-    for remark in remarks:
-        if remark.function in costs:
-            costs[remark.function].collectives.append(remark)
+def from_records(records):
+    """(Remark list, {function: Cost}) from a compile's records (the
+    compiler's `CostRecords`: the data its remarks say)."""
+    remarks = [Remark(r.location, r.kind, r.over, r.placement, r.origin,
+                      r.reason, r.bytes_per_device, r.function,
+                      [Alternative(w.choice, w.bytes) for w in r.weighed],
+                      r.serves)
+               for r in records.collectives]
+    costs = {}
+    for c in records.costs:
+        traffic = [Traffic("backward" if t.backward else "forward", t.kind,
+                           t.over, t.count, t.bytes) for t in c.traffic]
+        costs[c.function] = Cost(c.function, c.flops, c.peak_bytes,
+                                 c.bytes_sent, traffic,
+                                 [r for r in remarks
+                                  if r.function == c.function])
     return remarks, costs

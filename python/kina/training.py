@@ -1,8 +1,8 @@
-"""Training the GPT of kina.gpt with its compiled training step
+"""Training the GPT of kina.models.gpt with its compiled training step
 (`gpt.train_source`: loss, gradients and one AdamW update in one Kina
 function), on one device.
 
-    from kina import gpt
+    from kina.models import gpt
     from kina.training import Trainer
     trainer = Trainer(cfg, gpt.weights(cfg, tied=True), lr=3e-4)
     loss = trainer.step(token_ids, targets)      # [B, T] int arrays
@@ -24,7 +24,7 @@ import zipfile
 
 import numpy as np
 
-from . import gpt
+from .models import gpt
 
 __all__ = ["Checkpoint", "Trainer", "TrainingError"]
 

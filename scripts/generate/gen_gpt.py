@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the GPT-2-small-like forward in `.kina` (python/kina/gpt.py):
+"""Writes the GPT-2-small-like forward in `.kina` (python/kina/models/gpt.py):
 token and position embeddings, pre-norm blocks (layer norm, causal
 multi-head attention, a tanh-GELU MLP, residuals), a final layer norm and
 an lm_head. Defaults: 12 layers, D=768, H=12, T=128, V=32000 (about 110M
@@ -16,10 +16,7 @@ import argparse
 import pathlib
 import sys
 
-# gpt.py alone (pure Python): no build needed to write the program.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"
-                       / "kina"))
-import gpt  # noqa: E402
+from kina.models import gpt
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 # The sizes by default (gpt.Config()) and with --tiny (gpt.Config.tiny());

@@ -9,10 +9,10 @@ width, with an @main entry, to stdout or -o FILE.
 With --shard, the forward's parameters carry mesh placements (the others
 @replicated) and it returns @replicated logits; @main keeps its host
 placeholders. Schemes:
-    vocab    @mesh([2]): lm_head split on the vocabulary (design section 5)
+    vocab    @mesh([2]): lm_head split on the vocabulary (the vocabulary split, docs/storylm0.md)
     vocab4   @mesh([4]): the same, 4 ways
-    proj     @mesh([2]): wq, wk, wv split on their columns (design section 7)
-    heads    @mesh([2]): q, k_t, v constrained to a head split (design section 6)
+    proj     @mesh([2]): wq, wk, wv split on their columns (the projection split)
+    heads    @mesh([2]): q, k_t, v constrained to a head split (the head split)
     row      @mesh([2]): proj, and wo split on its rows (row-parallel Wo)
     both     @mesh([2, 2], axes=[heads, vocab]): proj over heads, vocab over vocab
 """

@@ -11,21 +11,18 @@ import sys
 import nbformat
 from nbconvert.preprocessors import CellExecutionError, ExecutePreprocessor
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
 parser = argparse.ArgumentParser()
 parser.add_argument("notebook")
 parser.add_argument("--save", help="write the executed notebook here")
 args = parser.parse_args()
 
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # kernel noise
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(ROOT / "build" / "python")] +
-    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
 notebook = nbformat.read(args.notebook, as_version=4)
 runner = ExecutePreprocessor(timeout=300, kernel_name="python3")
 try:
-    runner.preprocess(notebook, {"metadata": {"path": str(ROOT)}})
+    # In the notebook's own directory, as Jupyter runs it.
+    directory = pathlib.Path(args.notebook).resolve().parent
+    runner.preprocess(notebook, {"metadata": {"path": str(directory)}})
 except CellExecutionError as error:
     print(error)
     print("0 passed, 1 failed")

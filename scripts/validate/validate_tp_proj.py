@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """Validates examples/storylm0_tp_proj.kina, the design's column-parallel
-Q/K/V projections (design section 7, with the checks its "Tests" part
-lists): the
-column-parallel Q/K/V model against the unsharded forward, proj_q0 against
+Q/K/V projections (the projection split of docs/storylm0.md, with its
+checks): the column-parallel Q/K/V model against the unsharded forward, proj_q0 against
 the first head's query, tp_proj against the concatenated context, and the
 causal non-leak."""
 

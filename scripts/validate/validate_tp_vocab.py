@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Validates examples/storylm0_tp_vocab.kina, the design's column-parallel
-lm_head (design section 5, with the checks its "Tests" part lists): the
+lm_head (the vocabulary split of docs/storylm0.md, with its checks): the
 sharded logits against the unsharded forward, each lm_head shard's
 [1, 4, 4] columns, and the causal non-leak."""
 

@@ -1,5 +1,5 @@
-"""Shared steps of the design sections' validation scripts (the checks each
-section's "Tests" part lists): compile an example to a .so, load its functions from that same .so,
+"""Shared steps of the validation scripts of the tensor-parallel splits
+(docs/storylm0.md lists each one's checks): compile an example to a .so, load its functions from that same .so,
 feed the shared StoryLM-0 weights and the prompt [1, 4, 2, 6], and compare
 with NumPy (and PyTorch when importable). Prints every check; the last line
 is `N passed, M failed`, and the exit status is non-zero on any failure."""
@@ -9,13 +9,15 @@ import shutil
 import sys
 import tempfile
 
+import kina
+from kina.models import storylm0
+
+try:  # the tests' PyTorch reference, where PyTorch is installed
+    from kina_reference import storylm0_forward as torch_storylm0_forward
+except ImportError:
+    torch_storylm0_forward = None
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-try:
-    import kina
-except ImportError:  # run from a checkout: use the build's package
-    sys.path.insert(0, str(ROOT / "build" / "python"))
-    import kina
-from kina import storylm0
 
 import numpy as np
 
@@ -75,12 +77,11 @@ def check_forward(report, module, entry):
                  (entry, storylm0.PROMPT.tolist()), logits,
                  reference["logits"])
     report.exact("main(...) == %s(...)" % entry, module.main(*args), logits)
-    torch_reference = storylm0.forward_torch(*args)
-    if torch_reference is None:
+    if torch_storylm0_forward is None:
         print("  skip  PyTorch is not importable")
     else:
         report.close("%s(...) == the same algebra in PyTorch" % entry, logits,
-                     torch_reference["logits"])
+                     torch_storylm0_forward(*args)["logits"])
 
     changed = storylm0.arguments(token_ids=[[1, 4, 2, 3]])
     changed_logits = getattr(module, entry)(*changed)

@@ -9,7 +9,7 @@ import pytest
 import abi
 
 spec = importlib.util.spec_from_file_location(
-    "storylm0", abi.ROOT / "python" / "kina" / "storylm0.py")
+    "storylm0", abi.ROOT / "python" / "kina" / "models" / "storylm0.py")
 storylm0 = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(storylm0)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kina
-from kina import storylm0
+from kina.models import storylm0
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SMALL = """

@@ -1,4 +1,4 @@
-"""reverseMode on each form of a sharded program (autodiff.md §4): the
+"""reverseMode on each form of a sharded program (docs/design.md, "Reverse mode"): the
 global view (what kina.compile does), the host form and the per-device
 (SPMD) form, each from kina-opt's passes in that order, compiled with
 kina-translate and run: the host form called directly, the per-device one

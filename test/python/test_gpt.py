@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import kina
-from kina import gpt
-from kina.torch_reference import TorchGPT
+from kina.models import gpt
+from kina_reference import TorchGPT
 from test_mpi import mpirun
 
 CFG = gpt.Config.tiny()
@@ -136,7 +136,7 @@ def test_the_demo_script_at_test_width():
     if os.environ.get("KINA_SKIP_MPI") == "1":
         options.append("--no-mpi")
     done = subprocess.run([sys.executable, os.path.join(
-        os.path.dirname(__file__), "..", "..", "scripts", "demo", "gpt_demo.py"),
+        os.path.dirname(__file__), "..", "..", "examples", "gpt_demo.py"),
         *options], capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "demo passed" in done.stdout

@@ -15,8 +15,8 @@ import pytest
 import torch
 
 import kina
-from kina import gpt
-from kina.torch_reference import TrainableGPT
+from kina.models import gpt
+from kina_reference import TrainableGPT
 from test_mpi import mpi_environment
 
 CFG = gpt.Config.tiny()

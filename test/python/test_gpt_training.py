@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import kina
-from kina import gpt
+from kina.models import gpt
 from kina.training import Trainer, TrainingError
 
 torch = pytest.importorskip("torch")
-from kina.torch_reference import TorchTrainer  # noqa: E402
+from kina_reference import TorchTrainer  # noqa: E402
 
 CFG = dataclasses.replace(gpt.Config.tiny(), b=2)
 NAMES = gpt.weight_names(CFG, tied=True)

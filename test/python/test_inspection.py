@@ -146,3 +146,26 @@ def test_a_program_without_a_mesh():
     assert "kina.add" in m.ir("propagated") and "kina.add" in m.ir("host")
     with pytest.raises(ValueError, match="declares no @mesh"):
         m.ir("spmd")
+
+
+def test_remarks_are_rendered_from_the_records_python_reads(tmp_path):
+    """The compile returns typed records; each remark it says is its
+    record rendered, and m.remarks / m.cost are built from the records,
+    never from the remarks' text (rewording one changes no record)."""
+    ok, diagnostics, _, records = kina._kina.compile_to_file(
+        LAYER, "layer.kina", str(tmp_path / "layer.so"))
+    assert ok and records.collectives and records.costs
+    said = [line for line in diagnostics.splitlines() if ": remark: " in line]
+    rendered = ["%s: remark: %s" % (r.location, r.remark())
+                for r in records.collectives + records.costs]
+    assert sorted(said) == sorted(rendered)
+    for record in records.collectives:
+        assert isinstance(record.bytes_per_device, int)
+        assert all(isinstance(w.bytes, int) for w in record.weighed)
+    grad = next(c for c in records.costs if c.function == "layer_grad")
+    assert grad.bytes_sent == sum(t.bytes for t in grad.traffic)
+    assert {t.backward for t in grad.traffic} == {False, True}
+    remarks, costs = kina.cost.from_records(records)
+    assert remarks == kina.compile(LAYER, "layer.kina").remarks
+    assert costs["layer_grad"].flops == grad.flops
+    assert not hasattr(kina.cost, "parse")

@@ -16,7 +16,7 @@ import pytest
 
 import kina
 from collective_programs import CASES, arguments, program
-from kina import storylm0
+from kina.models import storylm0
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ["vocab", "vocab4", "proj", "heads", "row", "2d"]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import kina
-from kina import storylm0
+from kina.models import storylm0
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "scripts" / "generate" / "gen_storylm.py"

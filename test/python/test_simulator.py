@@ -13,7 +13,7 @@ import pytest
 
 import kina
 from collective_programs import CASES, arguments, expected, program
-from kina import storylm0
+from kina.models import storylm0
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = {name: ROOT / "examples" / ("storylm0_sharded_%s.kina" % name)
@@ -225,7 +225,7 @@ def test_process_exits_cleanly_after_simulating_and_unloading():
     # The device threads outlive the module; its runtime must have dropped
     # their per-thread state when it was unloaded (a crash at exit else).
     code = ("import gc, sys; sys.path[:0] = %r; import kina\n"
-            "from kina import storylm0\n"
+            "from kina.models import storylm0\n"
             "m = kina.compile_file(%r)\n"
             "m.simulate('storylm0_forward', *storylm0.arguments())\n"
             "del m; gc.collect()\n" % (sys.path, str(EXAMPLES["vocab"])))

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 import kina
-from kina import storylm0
+from kina.models import storylm0
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(os.environ.get("KINA_BIN", ROOT / "build" / "bin"))

@@ -1,4 +1,4 @@
-"""scripts/generate/train_gpt.py at test width: it trains on the fortunes,
+"""examples/train_gpt.py at test width: it trains on the fortunes,
 evaluates held-out loss, writes the loss curve and a checkpoint, samples
 text, and a resumed run takes the same steps as an uninterrupted one."""
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "generate" / "train_gpt.py"
+SCRIPT = ROOT / "examples" / "train_gpt.py"
 FORTUNES = pathlib.Path("/usr/share/games/fortunes")
 
 pytestmark = [

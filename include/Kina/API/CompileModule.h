@@ -8,6 +8,7 @@
 #define KINA_API_COMPILEMODULE_H
 
 #include "Kina/API/Signature.h"
+#include "Kina/Sharding/CostRecords.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -15,7 +16,8 @@
 
 namespace mlir::kina {
 
-/// The IR of each stage, for readers (`m.ir(stage)` in Python).
+/// The IR of each stage, for readers (`m.ir(stage)` in Python), and the
+/// records of what the compile decided (`m.cost`, `m.remarks`).
 struct CompileArtifacts {
   std::string kinaIR;       // the verified kina module
   std::string propagatedIR; // differentiated, placements propagated
@@ -24,6 +26,7 @@ struct CompileArtifacts {
   std::string linalgIR;     // after --kina-to-linalg
   std::string llvmIR;   // optimized LLVM IR, with the C ABI wrappers
   ::kina::ModuleSignature signature;
+  ::kina::CostRecords records; // the propagation's collectives, the costs
 };
 
 struct CompileOptions {

@@ -7,6 +7,8 @@
 #ifndef KINA_API_COMPILER_H
 #define KINA_API_COMPILER_H
 
+#include "Kina/Sharding/CostRecords.h"
+
 #include <cstdint>
 #include <string>
 
@@ -19,6 +21,9 @@ struct CompileOutput {
   /// The IR of each stage (empty for stages not reached; spmd without a
   /// mesh): mlir::kina::CompileArtifacts.
   std::string kinaIR, propagatedIR, hostIR, spmdIR, linalgIR, llvmIR;
+  /// What the compile decided, as data: every collective the propagation
+  /// inserted and every function's cost (the remarks say the same).
+  CostRecords records;
 };
 
 /// Compiles `.kina` source (named `filename` in diagnostics) to a shared

@@ -17,6 +17,12 @@ namespace mlir::kina {
 
 #define GEN_PASS_REGISTRATION
 #include "Kina/Conversion/Passes.h.inc"
+
+/// `--kina-to-linalg`: prepare, convert, asserts to status, erase the
+/// mesh, drop the kina attributes.
+void buildKinaToLinalgPasses(OpPassManager &pm);
+/// Registers `--kina-to-linalg` as that pipeline.
+void registerKinaToLinalgPipeline();
 } // namespace mlir::kina
 
 #endif // KINA_CONVERSION_PASSES_H

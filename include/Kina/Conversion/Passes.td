@@ -4,12 +4,39 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertKinaToLinalgPass : Pass<"kina-to-linalg", "::mlir::ModuleOp"> {
-  let summary = "Lower the kina dialect to linalg, tensor, arith and math";
+// `--kina-to-linalg` is the pipeline of the passes below, in this order:
+// prepare, convert, asserts to status (kina-asserts-to-status), erase the
+// mesh, drop the kina attributes (lib/Conversion/KinaToLinalg/Pipeline.cpp).
+// Its output names no kina op, type or attribute, and stock mlir-opt reads
+// it.
+
+def PrepareForLinalgPass
+    : Pass<"kina-prepare-for-linalg", "::mlir::ModuleOp"> {
+  let summary = "Kina-to-kina rewrites that decide how ops lower";
+  let description = [{
+    Decisions about how an op lowers that depend on its neighbours, made
+    on kina so that each lowering pattern reads only its own op: `x @
+    broadcast(w)` with `w` of rank 2 becomes reshape, a rank-2 matmul with
+    `w` itself, reshape (the broadcast copy of the weights is never made);
+    a matmul of unit batch dims becomes a rank-2 one; a transpose of a
+    broadcast becomes a broadcast of a transpose; a broadcast that adds
+    only unit dims becomes a reshape; the batch sum of per-batch weight
+    gradients becomes one product over every row (PrepareForLinalg.cpp
+    lists them). Only these rewrites: folding is --canonicalize's.
+  }];
+}
+
+def ConvertKinaToLinalgPass
+    : Pass<"kina-convert-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Convert the kina dialect to linalg, tensor, arith and math";
   let description = [{
     Converts every kina op to upstream ops on builtin tensors and erases
     placements from types; `func` signatures, calls and returns follow.
-    The output names no kina op, type or attribute.
+    The input is code one device runs (`@host`, or `@local` per device):
+    a value still placed on the mesh is an error naming its placement.
+    The gather's run-time check stays a `cf.assert` (kina-asserts-to-status
+    turns it into a status), and the mesh, which the collectives read
+    while they lower, stays (kina-erase-mesh).
 
     - `slice` becomes `tensor.extract_slice`; `concat` a chain of
       `tensor.insert_slice` into a `tensor.empty`.
@@ -20,13 +47,7 @@ def ConvertKinaToLinalgPass : Pass<"kina-to-linalg", "::mlir::ModuleOp"> {
       when a size-1 dim is stretched) and `linalg.transpose`; `reshape`
       becomes `tensor.collapse_shape`/`tensor.expand_shape`.
     - `gather` reads rows at clamped ids, so it never reads out of bounds,
-      and asserts (`cf.assert`) that every id was in range. The pass ends
-      with the step of `kina-asserts-to-status`: each function that
-      gathers (or calls one that does) returns that `i1` as an extra,
-      last result; the C ABI turns it into status 1.
-    - Before converting, `x @ broadcast(w)` with `w` of rank 2 is
-      rewritten (kina to kina) into reshape, a rank-2 matmul with `w`
-      itself, reshape: the broadcast copy of the weights is never made.
+      and asserts (`cf.assert`) that every id was in range.
 
     Before:
     ```mlir
@@ -50,6 +71,28 @@ def ConvertKinaToLinalgPass : Pass<"kina-to-linalg", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
+}
+
+def EraseMeshPass : Pass<"kina-erase-mesh", "::mlir::ModuleOp"> {
+  let summary = "Erase the kina.mesh once nothing reads it";
+  let description = [{
+    After the lowering, the mesh declaration is the last kina op of a
+    module; it goes, so that the module is upstream IR only.
+  }];
+}
+
+def DropKinaAttributesPass
+    : Pass<"kina-drop-kina-attributes", "::mlir::ModuleOp"> {
+  let summary = "Drop the kina.* attributes of functions";
+  let description = [{
+    Drops the `kina.*` discardable attributes of functions, their
+    arguments and their results (parameter names, the entry mark, a
+    per-device value's global type), so that stock mlir-opt reads the
+    module. A result's `kina.reuses` (an integer) stays for the
+    bufferization (kina-write-donated-results), and the argument it names
+    is marked `bufferization.writable`.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
 #endif // KINA_CONVERSION_PASSES_TD

@@ -58,9 +58,6 @@ Location getAdjointLoc(Operation *forward);
 /// pass.
 bool isAdjointLoc(Location loc);
 
-/// Whether `op` is one of the collectives (all_gather, all_slice,
-/// all_reduce, reduce_scatter, all_to_all).
-bool isCollective(Operation *op);
 
 class MeshOp;
 

@@ -9,9 +9,11 @@ def Kina_Dialect : Dialect {
   let summary = "Tensor ops of the Kina language, with a placement in every type";
   let description = [{
     The `kina` dialect is what the `.kina` frontend produces: static-shape
-    tensors whose type carries a placement (`@host` today), and the ops of
-    the language (slice, concat, gather, matmul, broadcast, reshape,
-    transpose, softmax, elementwise arithmetic). Every op's result type is
+    tensors whose type carries a placement (`@host`, or one on the
+    program's mesh), and the ops of the language (slice, concat, gather,
+    matmul, broadcast, reshape, transpose, softmax, reductions, elementwise
+    arithmetic, comparisons and selects) and of its placements (reshards
+    and collectives). Every op's result type is
     inferred from its operands and attributes by one shape rule, which the
     verifier, the builders and the frontend share.
 

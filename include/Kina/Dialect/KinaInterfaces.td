@@ -91,4 +91,18 @@ def Kina_CostOpInterface : OpInterface<"CostOpInterface"> {
   ];
 }
 
+// The collectives: each names the mesh axis whose devices take part.
+def Kina_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
+  let cppNamespace = "::mlir::kina";
+  let description = [{
+    A collective of the kina dialect (`all_gather`, `all_slice`,
+    `all_reduce`, `reduce_scatter`, `all_to_all`): the devices that differ
+    only in their coordinate on mesh axis `over` take part.
+  }];
+  let methods = [
+    InterfaceMethod<"The mesh axis whose devices take part.",
+      "::llvm::StringRef", "getOver">
+  ];
+}
+
 #endif // KINA_DIALECT_KINAINTERFACES_TD

@@ -512,7 +512,8 @@ def Kina_ReshardOp : Kina_Op<"reshard", [Kina_ResultPlacementIsFree], [],
 // placement; in the per-device view (`@local`, local shapes) it changes
 // the shape by the axis size.
 class Kina_CollectiveOp<string mnemonic, list<Trait> traits = []>
-    : Kina_Op<mnemonic, traits, [], ["flops"]> {
+    : Kina_Op<mnemonic, !listconcat(traits, [Kina_CollectiveOpInterface]), [],
+              ["flops"]> {
   let results = (outs Kina_Tensor:$result);
   let hasFolder = 1;
   let hasCanonicalizer = 1;

@@ -9,6 +9,7 @@
 #define KINA_PIPELINES_EXPORTEDFORMS_H
 
 #include "Kina/API/Signature.h"
+#include "Kina/Sharding/CostRecords.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -34,8 +35,9 @@ inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
 /// `stages`, when given, receives the module printed after each step, for
 /// readers (`m.ir(stage)` in Python): differentiated and propagated
 /// (global view, collectives in place), the host form and the per-device
-/// form (empty without a mesh). Every compile also says what each
-/// function costs a device: FLOPs, peak bytes, collectives (remarkCost).
+/// form (empty without a mesh), and the records of what the propagation
+/// inserted and of what each function costs a device (FLOPs, peak bytes,
+/// collectives), which every compile also says as remarks.
 ///
 /// A program already in its per-device form (its functions `@local`, as
 /// `--kina-partition=form=spmd` leaves them, with `kina.global` types; it
@@ -43,6 +45,7 @@ inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
 /// functions only, no host entries, no probes.
 struct ExportedStages {
   std::string propagated, host, spmd;
+  ::kina::CostRecords records;
 };
 
 /// Whether `program`'s functions are per-device (`@local`) ones.

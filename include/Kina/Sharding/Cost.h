@@ -2,23 +2,32 @@
 #ifndef KINA_SHARDING_COST_H
 #define KINA_SHARDING_COST_H
 
+#include "Kina/Sharding/CostRecords.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::kina {
 
-/// Emits one remark at `fn`, the static cost of running it on one device
-/// (the whole program on a host; a device's blocks on a mesh):
-/// "cost of 'NAME', per device: F FLOPs, P bytes at peak; forward N KIND
-/// over AXIS (B B), ...; backward ...; T bytes sent in all". FLOPs are the
-/// ops' own counts (CostOpInterface), callees included; the peak is the
-/// largest sum of live values, in program order; the collectives are
-/// grouped by direction (backward: located `adjoint of ...`), kind and
-/// mesh axis, with the bytes each device sends (`bytesSentPerDevice`,
-/// what the runtime sends). `--kina-cost` and every compile (so Python's
-/// `Module.cost`) say it. Fails, with an error, on a function whose
-/// placements are not decided (`@auto`: run --kina-propagate-sharding
-/// first) or that is still a `kina.reverse_mode` (--kina-differentiate).
-LogicalResult remarkCost(func::FuncOp fn);
+/// The static cost of running `fn` on one device (the whole program on a
+/// host; a device's blocks on a mesh). FLOPs are the ops' own counts
+/// (CostOpInterface), callees included; the peak is the largest sum of
+/// live values, in program order; the collectives are grouped by
+/// direction (backward: located `adjoint of ...`), kind and mesh axis,
+/// with the bytes each device sends (`bytesSentPerDevice`, what the
+/// runtime sends). Fails, with an error, on a function whose placements
+/// are not decided (`@auto`: run --kina-propagate-sharding first) or that
+/// is still a `kina.reverse_mode` (--kina-differentiate).
+FailureOr<::kina::FunctionCostRecord> costRecord(func::FuncOp fn);
+
+/// Emits `fn`'s cost record as one remark at `fn` (kina::remarkText) and
+/// appends it to `records` when given. `--kina-cost` and every compile (so
+/// Python's `Module.cost`, from the records) say it.
+LogicalResult remarkCost(func::FuncOp fn,
+                         ::kina::CostRecords *records = nullptr);
+
+/// The first `file:line:col` in `loc` (through names and fusions: an
+/// adjoint op's location names its forward op's), as records name places.
+std::string locationText(Location loc);
 
 } // namespace mlir::kina
 

@@ -46,7 +46,8 @@ def PropagateShardingPass
 def PartitionPass : Pass<"kina-partition", "::mlir::ModuleOp"> {
   let summary = "Turn a propagated mesh-placed program into per-shard code";
   let description = [{
-    `form=host` (the default) is the design sections' form: every shard is
+    `form=host` (the default) is the hand-written splits' form
+    (docs/storylm0.md): every shard is
     ordinary ops on one host, all types `@host`, and every function keeps
     its global signature. A mesh-placed value becomes the blocks its
     devices hold; devices that differ only on mesh axes the value is

@@ -3,6 +3,7 @@
 #define KINA_SHARDING_RESHARD_H
 
 #include "Kina/Dialect/KinaDialect.h"
+#include "Kina/Sharding/CostRecords.h"
 
 namespace mlir::kina {
 
@@ -13,12 +14,11 @@ namespace mlir::kina {
 /// or cut (`all_slice`). Each op made is passed to `onCreated`. Fails
 /// (with an error at `loc`) when a step is not possible.
 /// When `weighed` is given and the order of the mesh axes changes the
-/// bytes sent, it gets the orders tried and their bytes ("x then y 256 B,
-/// y then x 384 B").
-FailureOr<Value> convertPlacement(OpBuilder &builder, Location loc, Value value,
-                                  PlacementAttr target,
-                                  function_ref<void(Operation *)> onCreated,
-                                  std::string *weighed = nullptr);
+/// bytes sent, it gets the orders tried ("x then y") and their bytes.
+FailureOr<Value>
+convertPlacement(OpBuilder &builder, Location loc, Value value,
+                 PlacementAttr target, function_ref<void(Operation *)> onCreated,
+                 std::vector<::kina::WeighedPlan> *weighed = nullptr);
 
 /// The collectives that move data, for the cost model.
 enum class Collective { AllGather, AllReduce, ReduceScatter, AllToAll };

@@ -12,7 +12,8 @@ namespace mlir::kina {
 ///   (anywhere in a chain of adds), becomes `all_reduce(a + b)`: the
 ///   partial values add first and move once, as Megatron's backward
 ///   reduces the input gradient of Q, K and V once. The float sum is
-///   reordered (sharding.md: equal to float32 rounding), and every device
+///   reordered (equal to float32 rounding, as docs/language.md promises),
+///   and every device
 ///   still gets the same bits;
 /// - a broadcast that an all_slice cuts along a stretched dim broadcasts
 ///   to the block: each device fills its block only.

@@ -1,9 +1,7 @@
-//===- KinaToLinalgPass.cpp - The --kina-to-linalg pass -------------------===//
+//===- KinaToLinalgPass.cpp - The --kina-convert-to-linalg pass -----------===//
 #include "Kina/Conversion/KinaToLinalg.h"
 #include "Kina/Conversion/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
-
-#include "Kina/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -18,7 +16,6 @@
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::kina {
 #define GEN_PASS_DEF_CONVERTKINATOLINALGPASS
@@ -27,38 +24,6 @@ namespace mlir::kina {
 
 using namespace mlir;
 using namespace mlir::kina;
-
-/// Drops the `kina.*` discardable attributes of functions, their
-/// arguments and their results (parameter names, the entry mark, a
-/// per-device value's global type): no kina type may remain in the output.
-/// A result's `kina.reuses` (an integer, which stock mlir-opt reads) stays
-/// for the bufferization (kina-write-donated-results); its argument is
-/// marked `bufferization.writable`.
-static void dropKinaAttributes(func::FuncOp fn) {
-  StringRef reuses = KinaDialect::ReusesAttrHelper::getNameStr();
-  for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
-    if (auto arg = fn.getResultAttrOfType<IntegerAttr>(i, reuses))
-      fn.setArgAttr(arg.getInt(),
-                    bufferization::BufferizationDialect::kWritableAttrName,
-                    BoolAttr::get(fn.getContext(), true));
-  auto isKina = [&](NamedAttribute attr) {
-    return isa_and_nonnull<KinaDialect>(attr.getNameDialect()) &&
-           attr.getName() != reuses;
-  };
-  for (NamedAttribute attr : llvm::to_vector(fn->getDiscardableAttrs()))
-    if (isKina(attr))
-      fn->removeDiscardableAttr(attr.getName());
-  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
-    if (DictionaryAttr attrs = fn.getArgAttrDict(i))
-      for (NamedAttribute attr : attrs.getValue())
-        if (isKina(attr))
-          fn.removeArgAttr(i, attr.getName());
-  for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
-    if (DictionaryAttr attrs = fn.getResultAttrDict(i))
-      for (NamedAttribute attr : attrs.getValue())
-        if (isKina(attr))
-          fn.removeResultAttr(i, attr.getName());
-}
 
 /// The lowering is of code one device runs: host programs, and the
 /// per-device (`@local`) functions of `--kina-partition=form=spmd`. Fails
@@ -100,15 +65,6 @@ struct ConvertKinaToLinalgPass
     MLIRContext *context = &getContext();
     if (failed(checkOneDevice(module)))
       return signalPassFailure();
-    {
-      RewritePatternSet prepare(context);
-      populateKinaPrepareForLinalgPatterns(prepare);
-      // Only these rewrites: folding is --canonicalize's business.
-      GreedyRewriteConfig config;
-      config.enableFolding(false).enableConstantCSE(false);
-      if (failed(applyPatternsGreedily(module, std::move(prepare), config)))
-        return signalPassFailure();
-    }
     KinaTypeConverter converter;
     RewritePatternSet patterns(context);
     populateKinaToLinalgPatterns(converter, patterns);
@@ -127,7 +83,8 @@ struct ConvertKinaToLinalgPass
                            tensor::TensorDialect>();
     // Collectives read the mesh while they lower; it goes afterwards.
     target.addLegalOp<MeshOp>();
-    // The gather's run-time check, until it becomes a status below.
+    // The gather's run-time check, which kina-asserts-to-status turns
+    // into a status.
     target.addLegalOp<cf::AssertOp>();
     // func ops stay, once their types carry no kina tensor.
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
@@ -137,12 +94,8 @@ struct ConvertKinaToLinalgPass
     target.addDynamicallyLegalOp<func::CallOp, func::ReturnOp>(
         [&](Operation *op) { return converter.isLegal(op); });
 
-    if (failed(applyFullConversion(module, target, std::move(patterns))) ||
-        failed(convertAssertsToStatus(module)))
+    if (failed(applyFullConversion(module, target, std::move(patterns))))
       return signalPassFailure();
-    for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
-      mesh.erase();
-    module.walk(dropKinaAttributes);
     // Values left unused (a weight broadcast that no matmul reads any
     // more): drop them, users before producers.
     module.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {

@@ -1,7 +1,7 @@
 //===- PrepareForLinalg.cpp - kina-to-kina rewrites before the lowering ---===//
 //
 // Decisions about how an op lowers that depend on its neighbours are made
-// here, on kina, so that each lowering pattern reads only its own op:
+// here (--kina-prepare-for-linalg), on kina, so that each lowering pattern reads only its own op:
 // - FoldSharedWeightMatmul: every batch of `x @ broadcast(w)` shares the
 //   rank-2 `w`, so the batch dims fold into the rows: reshape x to
 //   [B*M, K], one matmul with w itself, reshape to [..., M, N]. Each
@@ -32,9 +32,11 @@
 #include "Common.h"
 
 #include "Kina/Conversion/KinaToLinalg.h"
+#include "Kina/Conversion/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::kina;
@@ -239,3 +241,24 @@ void mlir::kina::populateKinaPrepareForLinalgPatterns(
                GatherBeforeUnitDims>(
       patterns.getContext());
 }
+
+namespace mlir::kina {
+#define GEN_PASS_DEF_PREPAREFORLINALGPASS
+#include "Kina/Conversion/Passes.h.inc"
+} // namespace mlir::kina
+
+namespace {
+struct PrepareForLinalgPass
+    : mlir::kina::impl::PrepareForLinalgPassBase<PrepareForLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateKinaPrepareForLinalgPatterns(patterns);
+    // Only these rewrites: folding is --canonicalize's business.
+    GreedyRewriteConfig config;
+    config.enableFolding(false).enableConstantCSE(false);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,7 +1,8 @@
 """Real English text for training: the fortunes of Debian's `fortunes`
-package (/usr/share/games/fortunes), as bytes (a vocabulary of 256).
+package (/usr/share/games/fortunes), as bytes (a vocabulary of 256): the
+training application's data (train_gpt.py, train.ipynb, beside it).
 
-    from kina import fortunes
+    import fortunes
     train, held = fortunes.split(fortunes.load())   # int64 byte arrays
     ids, targets = fortunes.batch(train, cfg, rng)  # [B, T] each
 """

@@ -5,26 +5,22 @@ reference, greedy-generates a few tokens, then runs the Megatron
 annotation on two devices: the host form, the threaded simulator (with its
 per-op report) and `mpirun -n 2`. Exits non-zero if any result is off.
 
-    /usr/bin/python3 scripts/demo/gpt_demo.py [--tiny] [--no-mpi]
+    /usr/bin/python3 examples/gpt_demo.py [--tiny] [--no-mpi]
 """
 
 import argparse
 import os
-import pathlib
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "build" / "python"))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import kina  # noqa: E402
-from kina import gpt  # noqa: E402
-from kina.torch_reference import TorchGPT  # noqa: E402
+import kina
+from kina.models import gpt
+from kina_reference import TorchGPT
 
 
 def relative(a, b):
@@ -91,8 +87,7 @@ def main():
             sharded.save(so)
             np.savez(npz, **dict(zip(gpt.parameter_names(cfg), inputs)))
             env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-                       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                       PYTHONPATH=str(ROOT / "build" / "python"))
+                       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
             out = os.path.join(directory, "out.npz")
             subprocess.run(["mpirun", "-n", "2", sys.executable, "-m",
                             "kina.mpi", so, "gpt_forward", npz, out],

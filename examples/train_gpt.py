@@ -3,7 +3,7 @@
 training step: the `fortunes` package's files (/usr/share/games/fortunes,
 installed by setup), split into training and held-out fortunes.
 
-Each step is one call of `gpt_train_step` (python/kina/gpt.py: forward,
+Each step is one call of `gpt_train_step` (python/kina/models/gpt.py: forward,
 cross-entropy, reverse-mode gradients and AdamW, compiled together);
 `--devices N` runs it on N MPI ranks (data parallel, `--parallel
 megatron`, or `data+megatron` on a 2 x N/2 mesh), the weights staying on
@@ -13,9 +13,9 @@ held-out loss, writes the loss curve (loss.png), a checkpoint
 (checkpoint.npz, written atomically; --resume continues from it with the
 same next step as an uninterrupted run) and prints generated text.
 
-    python3 scripts/generate/train_gpt.py                 # ~3M parameters
-    python3 scripts/generate/train_gpt.py --tiny --steps 5  # seconds
-    python3 scripts/generate/train_gpt.py --devices 2       # mpirun -n 2
+    python3 examples/train_gpt.py                 # ~3M parameters
+    python3 examples/train_gpt.py --tiny --steps 5  # seconds
+    python3 examples/train_gpt.py --devices 2       # mpirun -n 2
 """
 
 import argparse
@@ -29,11 +29,9 @@ import time
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "build" / "python"))
-from kina import gpt  # noqa: E402
-from kina import fortunes  # noqa: E402
-from kina.training import Trainer, TrainingError, generate  # noqa: E402
+import fortunes  # beside this script
+from kina.models import gpt
+from kina.training import Trainer, TrainingError, generate
 
 BYTES = fortunes.VOCABULARY
 
@@ -179,8 +177,7 @@ def launch_ranks(args, cfg):
     print("compiled the %s-parallel step for %d devices in %.1f s" % (
         args.parallel, args.devices, time.perf_counter() - started))
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               PYTHONPATH=str(ROOT / "build" / "python"))
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     command = ["mpirun", "-n", str(args.devices)]
     if args.devices > (os.cpu_count() or 1):
         command.append("--oversubscribe")

@@ -51,7 +51,7 @@ def softmax(x, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def _split_heads(token_ids, wq, heads):
+def split_heads(token_ids, wq, heads):
     """A reshape to [1, T, heads, Dh] for any width (T from the ids)."""
     t = np.shape(token_ids)[-1]
     dh = np.shape(wq)[1] // heads
@@ -63,7 +63,7 @@ def forward(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask, heads=H):
     reference algebra; `logits` is [1, T, V] ([1, 4, 8] at the toy widths).
     Other widths: pass `heads` (Dh is wq's columns / heads)."""
     x = embed[token_ids]
-    split = _split_heads(token_ids, wq, heads)
+    split = split_heads(token_ids, wq, heads)
     q = split(x @ wq).transpose(0, 2, 1, 3)
     k_t = split(x @ wk).transpose(0, 2, 3, 1)
     v = split(x @ wv).transpose(0, 2, 1, 3)
@@ -75,24 +75,3 @@ def forward(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask, heads=H):
     return {"x": x, "q": q, "k_t": k_t, "v": v, "probs": probs,
             "context": context, "attn": attn, "residual": residual,
             "logits": logits}
-
-
-def forward_torch(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask,
-                  heads=H):
-    """The same algebra in PyTorch (float32), or None without torch."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    t = lambda a: torch.from_numpy(np.asarray(a))
-    x = t(embed)[t(token_ids)]
-    split = _split_heads(token_ids, wq, heads)
-    q = split(x @ t(wq)).permute(0, 2, 1, 3)
-    k_t = split(x @ t(wk)).permute(0, 2, 3, 1)
-    v = split(x @ t(wv)).permute(0, 2, 1, 3)
-    probs = torch.softmax(q @ k_t * t(scale) + t(mask), dim=3)
-    context = probs @ v
-    attn = context.permute(0, 2, 1, 3).reshape(B, x.shape[1], -1)
-    residual = x + attn @ t(wo)
-    return {"context": context.numpy(), "residual": residual.numpy(),
-            "logits": (residual @ t(lm_head)).numpy()}

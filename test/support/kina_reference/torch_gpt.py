@@ -1,9 +1,8 @@
-"""PyTorch references for Kina's models, for tests, the benchmark and the
-demos. Optional: importing this module needs PyTorch (Debian's
-python3-torch); `import kina` never imports it.
+"""The GPT of kina.models.gpt in PyTorch, for tests, the benchmark and the
+demos.
 
-    from kina import gpt
-    from kina.torch_reference import TorchGPT, TorchTrainer, TrainableGPT
+    from kina.models import gpt
+    from kina_reference import TorchGPT, TorchTrainer, TrainableGPT
     logits = TorchGPT(cfg, w)(token_ids)     # [B, T, V], torch.Tensor
     model = TrainableGPT(cfg, w)             # the same, for autograd
     trainer = TorchTrainer(cfg, w)           # tied wte, AdamW
@@ -14,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import gpt
+from kina.models import gpt
 
 
 def TorchGPT(cfg, w):

@@ -1,14 +1,14 @@
 """A GPT-2-small-like forward in Kina: the program (written by
 scripts/generate/gen_gpt.py through `source`) and its weights from a seed.
-The PyTorch reference with the same weights is kina.torch_reference
+The PyTorch reference with the same weights is kina_reference
 (optional: it needs PyTorch; this module does not).
 
-    from kina import gpt
+    from kina.models import gpt
     cfg = gpt.Config.small()                 # or gpt.Config.tiny() for tests
     text = gpt.source(cfg)                   # .kina source
     w = gpt.weights(cfg, seed=0)             # {name: np.ndarray}
     args = gpt.arguments(cfg, w, token_ids)  # in the entry's parameter order
-    from kina.torch_reference import TorchGPT
+    from kina_reference import TorchGPT
     logits = TorchGPT(cfg, w)(token_ids)     # the reference (needs PyTorch)
 
 Pre-norm blocks: x += attn(ln1(x)); x += mlp(ln2(x)), causal multi-head

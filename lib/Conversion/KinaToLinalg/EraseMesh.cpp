@@ -1,0 +1,21 @@
+//===- EraseMesh.cpp - The mesh goes once nothing reads it ----------------===//
+#include "Kina/Conversion/Passes.h"
+#include "Kina/Dialect/KinaDialect.h"
+
+namespace mlir::kina {
+#define GEN_PASS_DEF_ERASEMESHPASS
+#include "Kina/Conversion/Passes.h.inc"
+} // namespace mlir::kina
+
+using namespace mlir;
+using namespace mlir::kina;
+
+namespace {
+struct EraseMeshPass : mlir::kina::impl::EraseMeshPassBase<EraseMeshPass> {
+  void runOnOperation() override {
+    for (MeshOp mesh :
+         llvm::make_early_inc_range(getOperation().getOps<MeshOp>()))
+      mesh.erase();
+  }
+};
+} // namespace

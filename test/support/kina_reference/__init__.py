@@ -1,0 +1,13 @@
+"""PyTorch references for Kina's models: the tests' support code, which the
+benchmark and the notebooks use too. Importing it needs PyTorch (Debian's
+python3-torch); `import kina` never imports it. The build copies it beside
+the `kina` package (build/python/kina_reference).
+
+    from kina_reference import TorchGPT, TorchTrainer, TrainableGPT
+    from kina_reference import storylm0_forward
+"""
+
+from .torch_gpt import TorchGPT, TorchTrainer, TrainableGPT
+from .torch_storylm0 import storylm0_forward
+
+__all__ = ["TorchGPT", "TorchTrainer", "TrainableGPT", "storylm0_forward"]
