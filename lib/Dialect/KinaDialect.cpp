@@ -10,7 +10,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -63,8 +65,11 @@ LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == getProbeAttrHelper().getName() ||
       name == getProbeGlobalAttrHelper().getName()) {
-    bool onValue = op->getNumResults() == 1 &&
-                   isa<KinaTensorType>(op->getResult(0).getType());
+    // Its value is the first result: a call of a probed function returns
+    // the callee's probes after it.
+    bool onValue = op->getNumResults() >= 1 &&
+                   isa<KinaTensorType>(op->getResult(0).getType()) &&
+                   (op->getNumResults() == 1 || isa<CallOpInterface>(op));
     auto type = dyn_cast<TypeAttr>(attr.getValue());
     bool wellTyped = name == getProbeAttrHelper().getName()
                          ? isa<IntegerAttr>(attr.getValue())
@@ -72,8 +77,23 @@ LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
     if (!onValue || !wellTyped)
       return op->emitError()
              << "'" << name.getValue()
-             << "' marks an op with one kina tensor result (an integer "
-                "probe number, or that result's kina tensor type)";
+             << "' marks an op with one kina tensor result, or a call "
+                "whose first result is one (an integer probe number, or "
+                "that result's kina tensor type)";
+    return success();
+  }
+  if (name == getPerDeviceAttrHelper().getName()) {
+    auto of = dyn_cast<StringAttr>(attr.getValue());
+    if (!of || of.empty() || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name.getValue()
+                             << "' is the name of the function a function "
+                                "is the per-device form of";
+    return success();
+  }
+  if (name == getPackRowsAttrHelper().getName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<LoopLikeOpInterface>(op))
+      return op->emitError()
+             << "'" << name.getValue() << "' is a unit attribute of a loop";
     return success();
   }
   if (name == getNameAttrHelper().getName())

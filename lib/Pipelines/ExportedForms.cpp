@@ -3,7 +3,8 @@
 // A program without a mesh is exported as it is. A program with one is
 // exported twice: as its host form (every function keeps its ABI on
 // global tensors) and, for N-device execution, as the per-device form of
-// each mesh-placed function, `spmd.NAME` on local blocks with collectives.
+// each mesh-placed function, on local blocks with collectives, marked
+// `kina.per_device` with the function's name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,15 +154,23 @@ static void dropReuses(ModuleOp module) {
       fn.removeResultAttr(i, StringAttr::get(fn.getContext(), reuses));
 }
 
-/// Moves the functions of `from` into `into`, each renamed `prefix`NAME.
-static LogicalResult moveRenamed(ModuleOp from, ModuleOp into,
-                                 StringRef prefix) {
+/// The symbol of the per-device form of NAME is `spmd.NAME`: the `.` keeps
+/// it apart from every kina function name. Nothing reads it back; the form
+/// is known by its `kina.per_device` attribute.
+static constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
+
+/// Moves the functions of `from`, per-device forms, into `into`: each
+/// renamed `spmd.NAME` and marked `kina.per_device = "NAME"`.
+static LogicalResult moveAsPerDevice(ModuleOp from, ModuleOp into) {
+  KinaDialect::PerDeviceAttrHelper perDevice(from.getContext());
   for (auto fn : llvm::to_vector(from.getOps<func::FuncOp>())) {
-    auto name =
-        StringAttr::get(fn.getContext(), prefix + fn.getName().str());
+    StringAttr of = fn.getNameAttr();
+    auto name = StringAttr::get(fn.getContext(),
+                                kPerDeviceSymbolPrefix + of.getValue());
     if (failed(SymbolTable::replaceAllSymbolUses(fn, name, from)))
       return fn.emitError("internal error: cannot rename to ") << name;
     fn.setName(name);
+    perDevice.setAttr(fn, of);
   }
   for (Operation &op : llvm::make_early_inc_range(*from.getBody()))
     op.moveBefore(into.getBody(), into.getBody()->end());
@@ -198,8 +207,7 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
           "with: compile the global program for the divergence report");
     out.spmd = print(**differentiated);
     OwningOpRef<ModuleOp> exported(ModuleOp::create(program.getLoc()));
-    if (failed(moveRenamed(**differentiated, *exported,
-                           kPerDeviceSymbolPrefix)))
+    if (failed(moveAsPerDevice(**differentiated, *exported)))
       return failure();
     return exported;
   }
@@ -239,7 +247,7 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
       return failure();
     returnProbes(**devices);
     dropReuses(**devices);
-    if (failed(moveRenamed(**devices, *unsharded, kPerDeviceSymbolPrefix)))
+    if (failed(moveAsPerDevice(**devices, *unsharded)))
       return failure();
     return unsharded;
   }
@@ -256,7 +264,7 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
   out.spmd = print(**devices);
   // The host form has no mesh left; the devices' brings it back for the
   // collectives.
-  if (failed(moveRenamed(**devices, **host, kPerDeviceSymbolPrefix)))
+  if (failed(moveAsPerDevice(**devices, **host)))
     return failure();
   return host;
 }

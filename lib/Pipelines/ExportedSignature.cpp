@@ -48,7 +48,7 @@ static ::kina::Placement placementOf(KinaTensorType global, MeshOp mesh) {
   return placement;
 }
 
-/// The per-device form `spmd.NAME` of `name`: local tensors, each with the
+/// The per-device form `fn` of `name`: local tensors, each with the
 /// global one it is a block of (its `kina.global` attribute, or the same
 /// type when it is on the host).
 static FailureOr<FunctionSignature>
@@ -197,6 +197,7 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
     for (auto [axis, size] : llvm::zip_equal(mesh.getAxes(), mesh.getShape()))
       signature.mesh.push_back({cast<StringAttr>(axis).str(), size});
   KinaDialect::EntryAttrHelper entryAttr(module.getContext());
+  KinaDialect::PerDeviceAttrHelper perDeviceAttr(module.getContext());
   bool hasEntry = llvm::any_of(module.getOps<func::FuncOp>(), [&](auto fn) {
     return entryAttr.isAttrPresent(fn);
   });
@@ -204,7 +205,7 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
     if (fn.isExternal())
       continue;
     FunctionType type = fn.getFunctionType();
-    bool perDevice = fn.getName().starts_with(kPerDeviceSymbolPrefix);
+    StringAttr perDevice = perDeviceAttr.getAttr(fn);
     FailureOr<std::vector<Probe>> probes =
         probesOf(fn, perDevice ? MeshOp::lookup(module) : MeshOp());
     if (failed(probes))
@@ -212,8 +213,7 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
     unsigned results = type.getNumResults() - probes->size();
     if (perDevice) {
       FailureOr<FunctionSignature> device = deviceSignature(
-          fn, fn.getName().drop_front(kPerDeviceSymbolPrefix.size()), results,
-          MeshOp::lookup(module));
+          fn, perDevice.getValue(), results, MeshOp::lookup(module));
       if (failed(device))
         return failure();
       device->probes = std::move(*probes);

@@ -66,10 +66,10 @@ static void refuseOverlaps(llvm::Module &module, llvm::IRBuilder<> &b,
 /// function `NAME(ptr p..., ptr out...) -> void | i1` (one output per
 /// result but those that reuse a parameter's buffer, then one per probe;
 /// the i1 is "all gather ids were in range"), which first refuses
-/// buffers that overlap where the call writes; for a per-device form `spmd.NAME`, `int32_t
-/// kina_spmd_NAME(const struct kina_device *device, ...)`, which tells the
-/// runtime which device runs (lib/Runtime/Collectives.c) and returns the
-/// status every device agrees on. Each also gets a packed entry
+/// buffers that overlap where the call writes; for the per-device form of
+/// NAME, `int32_t kina_spmd_NAME(const struct kina_device *device, ...)`,
+/// which tells the runtime which device runs (lib/Runtime/Collectives.c)
+/// and returns the status every device agrees on. Each also gets a packed entry
 /// `int32_t (void **args)`, for embedders that call functions of any arity
 /// (the Python bindings).
 static LogicalResult addWrapper(llvm::Module &module,

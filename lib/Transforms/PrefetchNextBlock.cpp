@@ -142,8 +142,9 @@ struct PrefetchNextBlockPass
   void runOnOperation() override {
     // Collected first: prefetching unrolls loops that a walk would visit.
     SmallVector<scf::ForOp> packs;
+    mlir::kina::KinaDialect::PackRowsAttrHelper packRows(&getContext());
     getOperation()->walk([&](scf::ForOp pack) {
-      if (pack->hasAttr(mlir::kina::kPackRowsAttr))
+      if (packRows.isAttrPresent(pack))
         packs.push_back(pack);
     });
     for (scf::ForOp pack : packs)

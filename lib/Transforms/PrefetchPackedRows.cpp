@@ -46,8 +46,9 @@ struct PrefetchPackedRowsPass
   void runOnOperation() override {
     if (!optionsAreValid())
       return;
+    mlir::kina::KinaDialect::PackRowsAttrHelper packRows(&getContext());
     getOperation()->walk([&](scf::ForOp rows) {
-      if (!rows->hasAttr(mlir::kina::kPackRowsAttr))
+      if (!packRows.isAttrPresent(rows))
         return;
       rows->walk([&](vector::TransferReadOp read) { prefetch(read); });
     });

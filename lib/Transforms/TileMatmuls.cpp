@@ -97,22 +97,6 @@ tile(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
   return tiled;
 }
 
-/// Marks the loop over K blocks of a cache-tiled matmul (the loop whose
-/// induction variable is the column offset of A's tile): each of its
-/// iterations computes all of its C tile.
-static void markKBlocks(RewriterBase &rewriter, Operation *block,
-                        ArrayRef<LoopLikeOpInterface> loops) {
-  auto lhs = block->getOperand(0).getDefiningOp<tensor::ExtractSliceOp>();
-  Value offset =
-      lhs ? dyn_cast<Value>(lhs.getMixedOffsets()[1]) : Value();
-  if (!offset)
-    return;
-  for (LoopLikeOpInterface loop : loops)
-    if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation()))
-      if (forOp.getInductionVar() == offset)
-        forOp->setAttr(mlir::kina::kKBlocksAttr, rewriter.getUnitAttr());
-}
-
 /// Copies `block` (K x N, rows N apart in B) before `loop` into N/width
 /// strips of K x width contiguous floats: the register tiles then stream
 /// their strip from L1 in order, not one TLB page per row of B. A block of
@@ -162,7 +146,8 @@ static FailureOr<Value> packStrips(RewriterBase &rewriter,
             });
         scf::YieldOp::create(b, loc, inner.getResult(0));
       });
-  outer->setAttr(mlir::kina::kPackRowsAttr, rewriter.getUnitAttr());
+  mlir::kina::KinaDialect::PackRowsAttrHelper(rewriter.getContext())
+      .setAttr(outer, rewriter.getUnitAttr());
   return outer.getResult(0);
 }
 
@@ -384,16 +369,10 @@ struct TileMatmulsPass
   LogicalResult tilePacked(RewriterBase &rewriter, Operation *panel,
                            int64_t tileM0, int64_t tileN0, int64_t tileK0,
                            int64_t registerRows) {
-    int64_t k = cast<RankedTensorType>(panel->getOperand(0).getType())
-                    .getDimSize(1);
     auto cached = tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
     if (failed(cached))
       return failure();
     Operation *block = cached->tiledOps.front();
-    markKBlocks(rewriter, block, cached->loops);
-    if (tileK0 >= k && !cached->loops.empty())
-      cached->loops.back()->setAttr(mlir::kina::kOneKBlockAttr,
-                                    rewriter.getUnitAttr());
     auto rhs = block->getOperand(1).getDefiningOp<tensor::ExtractSliceOp>();
     // Strips of tileN columns; the packed copy of B's block is made once
     // per (N, K) cache tile, outside the M loop.

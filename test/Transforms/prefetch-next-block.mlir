@@ -23,7 +23,7 @@
 // CHECK: %[[RIGHT:.*]] = arith.addi %[[N]], %{{.*}}
 // CHECK: %[[CLAMPED:.*]] = arith.minsi %[[RIGHT]], %[[C192]]
 // CHECK: %[[NEXTCOL:.*]] = arith.select %[[LAST]], %[[CLAMPED]], %[[N]]
-// CHECK: } {kina_pack_rows}
+// CHECK: } {kina.pack_rows}
 // CHECK: scf.for %[[S:[^ ]*]] =
 // CHECK: scf.for %[[M:[^ ]*]] =
 // Run (strip * 4) + tile of the register loop (8 runs) prefetches the
@@ -74,7 +74,7 @@ func.func @next_block(%b: memref<128x256xf32>, %acc0: vector<8x32xf32>) {
           %v = vector.transfer_read %block[%row, %col], %pad {in_bounds = [true]} : memref<32x64xf32, strided<[256, 1], offset: ?>>, vector<32xf32>
           vector.transfer_write %v, %packed[%strip, %row, %c0] {in_bounds = [true]} : vector<32xf32>, memref<2x32x32xf32>
         }
-      } {kina_pack_rows}
+      } {kina.pack_rows}
       scf.for %s = %c0 to %c64 step %c32 {
         scf.for %m = %c0 to %c32 step %c8 {
           %r = scf.for %kk = %c0 to %c32 step %c1 iter_args(%acc = %acc0) -> (vector<8x32xf32>) {
@@ -112,7 +112,7 @@ func.func @too_few_steps(%b: memref<128x64xf32>, %acc0: vector<8x32xf32>) {
     scf.for %row = %c0 to %c32 step %c1 {
       %v = vector.transfer_read %block[%row, %c0], %pad {in_bounds = [true]} : memref<32x64xf32, strided<[64, 1], offset: ?>>, vector<32xf32>
       vector.transfer_write %v, %packed[%c0, %row, %c0] {in_bounds = [true]} : vector<32xf32>, memref<2x32x32xf32>
-    } {kina_pack_rows}
+    } {kina.pack_rows}
     %r = scf.for %kk = %c0 to %c32 step %c1 iter_args(%acc = %acc0) -> (vector<8x32xf32>) {
       %x = vector.extract %acc[0] : vector<32xf32> from vector<8x32xf32>
       %y = vector.fma %x, %x, %x : vector<32xf32>
@@ -134,7 +134,7 @@ func.func @dynamic_matrix(%b: memref<?x64xf32>, %acc0: vector<8x32xf32>) {
   scf.for %row = %c0 to %c1 step %c1 {
     %v = vector.transfer_read %block[%row, %c0], %pad {in_bounds = [true]} : memref<1x64xf32, strided<[64, 1]>>, vector<32xf32>
     vector.transfer_write %v, %packed[%c0, %row, %c0] {in_bounds = [true]} : vector<32xf32>, memref<2x1x32xf32>
-  } {kina_pack_rows}
+  } {kina.pack_rows}
   %r = scf.for %kk = %c0 to %c1024 step %c1 iter_args(%acc = %acc0) -> (vector<8x32xf32>) {
     %x = vector.extract %acc[0] : vector<32xf32> from vector<8x32xf32>
     %y = vector.fma %x, %x, %x : vector<32xf32>
@@ -177,7 +177,7 @@ func.func @two_steps(%b: memref<16x256xf32>, %acc0: vector<8x32xf32>) {
           %v = vector.transfer_read %block[%row, %col], %pad {in_bounds = [true]} : memref<8x64xf32, strided<[256, 1], offset: ?>>, vector<32xf32>
           vector.transfer_write %v, %packed[%strip, %row, %c0] {in_bounds = [true]} : vector<32xf32>, memref<2x8x32xf32>
         }
-      } {kina_pack_rows}
+      } {kina.pack_rows}
       scf.for %s = %c0 to %c64 step %c32 {
         scf.for %m = %c0 to %c32 step %c1 {
           %r = scf.for %kk = %c0 to %c2 step %c1 iter_args(%acc = %acc0) -> (vector<8x32xf32>) {

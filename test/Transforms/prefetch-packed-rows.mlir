@@ -33,7 +33,7 @@ func.func @pack(%b: memref<64x128xf32, strided<[128, 1], offset: ?>>, %out: memr
       %v = vector.transfer_read %b[%row, %col], %pad {in_bounds = [true]} : memref<64x128xf32, strided<[128, 1], offset: ?>>, vector<32xf32>
       vector.transfer_write %v, %out[%strip, %row, %c0] {in_bounds = [true]} : vector<32xf32>, memref<4x64x32xf32>
     }
-  } {kina_pack_rows}
+  } {kina.pack_rows}
   return
 }
 

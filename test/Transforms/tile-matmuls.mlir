@@ -138,11 +138,6 @@ func.func @heads(%q: tensor<12x128x64xf32>, %k: tensor<12x64x128xf32>, %s: tenso
 // CACHE: scf.for %{{.*}} = %{{.*}} to %[[C96]] step %[[C32]]
 // CACHE: tensor.empty() : tensor<2x32x32xf32>
 // CACHE: scf.for %{{.*}} = %{{.*}} to %[[C48]] step %[[C16]]
-// The K loop is marked: each of its iterations computes all of C's tile.
-// CACHE: } {kina_k_blocks}
-// CACHE-NEXT: scf.yield
-// CACHE-NEXT: }
-// CACHE-NEXT: return
 func.func @cache_tiles(%a: tensor<48x96xf32>, %b: tensor<96x192xf32>, %c: tensor<48x192xf32>) -> tensor<48x192xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<48x96xf32>, tensor<96x192xf32>) outs(%c : tensor<48x192xf32>) -> tensor<48x192xf32>
   return %0 : tensor<48x192xf32>

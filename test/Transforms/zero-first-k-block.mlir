@@ -19,7 +19,6 @@
 // CHECK: }
 // CHECK: %[[SUM:.*]] = arith.addf %[[ACC]]
 // CHECK: vector.transfer_write %[[SUM]], %[[TILE]]
-// CHECK: } {kina_k_blocks}
 func.func @first_block(%c: memref<16x64xf32>, %x: vector<8x32xf32>) {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
@@ -38,49 +37,43 @@ func.func @first_block(%c: memref<16x64xf32>, %x: vector<8x32xf32>) {
         vector.transfer_write %sum, %tile[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32, strided<[64, 1], offset: ?>>
       }
     }
-  } {kina_k_blocks}
+  }
   return
 }
 
 // -----
 
-// Left alone: a loop without the marker, a fill that does not come right
-// before the loop, a buffer the loop uses otherwise than by vector reads
-// and writes.
-// CHECK-LABEL: func.func @unmarked
-// CHECK: linalg.fill
-// CHECK-NOT: scf.if
-// CHECK-LABEL: func.func @fill_not_adjacent
+// Left alone: a fill separated from the loop by a write to its buffer, a
+// buffer the loop uses otherwise than by vector reads and writes, and
+// loops a pass in between left in another shape than the tiling's: a K
+// loop whose M loop skips rows 8-15 (they keep the fill's zeros), and one
+// whose accumulator read stayed inside the register loop (the first K
+// block reads it 4 times, the sums of the steps before).
+// CHECK-LABEL: func.func @written_before
 // CHECK: linalg.fill
 // CHECK-NOT: scf.if
 // CHECK-LABEL: func.func @other_use
 // CHECK: linalg.fill
 // CHECK-NOT: scf.if
-func.func @unmarked(%c: memref<8x32xf32>, %x: vector<8x32xf32>) {
+// CHECK-LABEL: func.func @rows_skipped
+// CHECK: linalg.fill
+// CHECK-NOT: scf.if
+// CHECK-LABEL: func.func @read_each_step
+// CHECK: linalg.fill
+// CHECK-NOT: scf.if
+func.func @written_before(%c: memref<8x32xf32>, %x: vector<8x32xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  memref.store %one, %c[%c0, %c0] : memref<8x32xf32>
   scf.for %k = %c0 to %c4 step %c1 {
     %acc = vector.transfer_read %c[%c0, %c0], %zero {in_bounds = [true, true]} : memref<8x32xf32>, vector<8x32xf32>
     %sum = arith.addf %acc, %x : vector<8x32xf32>
     vector.transfer_write %sum, %c[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32>
   }
-  return
-}
-func.func @fill_not_adjacent(%c: memref<8x32xf32>, %x: vector<8x32xf32>, %p: memref<f32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c4 = arith.constant 4 : index
-  %zero = arith.constant 0.0 : f32
-  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
-  memref.store %zero, %p[] : memref<f32>
-  scf.for %k = %c0 to %c4 step %c1 {
-    %acc = vector.transfer_read %c[%c0, %c0], %zero {in_bounds = [true, true]} : memref<8x32xf32>, vector<8x32xf32>
-    %sum = arith.addf %acc, %x : vector<8x32xf32>
-    vector.transfer_write %sum, %c[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32>
-  } {kina_k_blocks}
   return
 }
 func.func @other_use(%c: memref<8x32xf32>, %x: vector<8x32xf32>) {
@@ -95,7 +88,44 @@ func.func @other_use(%c: memref<8x32xf32>, %x: vector<8x32xf32>) {
     vector.transfer_write %sum, %c[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32>
     %s = memref.load %c[%c0, %c0] : memref<8x32xf32>
     memref.store %s, %c[%c1, %c0] : memref<8x32xf32>
-  } {kina_k_blocks}
+  }
+  return
+}
+func.func @rows_skipped(%c: memref<16x64xf32>, %x: vector<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x64xf32>)
+  scf.for %k = %c0 to %c128 step %c32 {
+    scf.for %m = %c0 to %c8 step %c8 {
+      scf.for %n = %c0 to %c64 step %c32 {
+        %tile = memref.subview %c[%m, %n] [8, 32] [1, 1] : memref<16x64xf32> to memref<8x32xf32, strided<[64, 1], offset: ?>>
+        %acc = vector.transfer_read %tile[%c0, %c0], %zero {in_bounds = [true, true]} : memref<8x32xf32, strided<[64, 1], offset: ?>>, vector<8x32xf32>
+        %sum = arith.addf %acc, %x : vector<8x32xf32>
+        vector.transfer_write %sum, %tile[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32, strided<[64, 1], offset: ?>>
+      }
+    }
+  }
+  return
+}
+func.func @read_each_step(%c: memref<8x32xf32>, %x: vector<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  scf.for %k = %c0 to %c128 step %c32 {
+    scf.for %step = %c0 to %c4 step %c1 {
+      %acc = vector.transfer_read %c[%c0, %c0], %zero {in_bounds = [true, true]} : memref<8x32xf32>, vector<8x32xf32>
+      %sum = arith.addf %acc, %x : vector<8x32xf32>
+      vector.transfer_write %sum, %c[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32>
+    }
+  }
   return
 }
 
@@ -105,23 +135,28 @@ func.func @other_use(%c: memref<8x32xf32>, %x: vector<8x32xf32>) {
 // reads each accumulator once, so every read is the fill value, with B's
 // packing between the fill and the loop (it uses another buffer). A fill
 // separated from the loop by a write to its buffer stays, as does one
-// whose buffer the loop does not read (a row of the result).
+// whose buffer the loop does not read (a row of the result), and one whose
+// tiles a pass in between updates twice (a second product added into the
+// same loop: its read is the first one's sum).
 // CHECK-LABEL: func.func @one_block
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NOT: linalg.fill
-// CHECK: } {kina_pack_rows}
+// CHECK: } {kina.pack_rows}
 // CHECK: scf.for
 // CHECK-NOT: vector.transfer_read
 // CHECK: %[[ACC:.*]] = vector.broadcast %[[ZERO]] : f32 to vector<8x32xf32>
 // CHECK: %[[SUM:.*]] = arith.addf %[[ACC]]
 // CHECK: vector.transfer_write %[[SUM]]
-// CHECK: } {kina_one_k_block}
 // CHECK-LABEL: func.func @written_between
 // CHECK: linalg.fill
 // CHECK: vector.transfer_read
 // CHECK-LABEL: func.func @row_filled
 // CHECK: linalg.fill
 // CHECK: linalg.fill
+// CHECK: vector.transfer_read
+// CHECK-LABEL: func.func @updated_twice
+// CHECK: linalg.fill
+// CHECK: vector.transfer_read
 // CHECK: vector.transfer_read
 func.func @one_block(%c: memref<16x64xf32>, %b: memref<32x64xf32>, %x: vector<8x32xf32>) {
   %c0 = arith.constant 0 : index
@@ -136,7 +171,7 @@ func.func @one_block(%c: memref<16x64xf32>, %b: memref<32x64xf32>, %x: vector<8x
   scf.for %r = %c0 to %c32 step %c1 {
     %row = vector.transfer_read %b[%r, %c0], %zero {in_bounds = [true]} : memref<32x64xf32>, vector<64xf32>
     vector.transfer_write %row, %packed[%r, %c0] {in_bounds = [true]} : vector<64xf32>, memref<32x64xf32>
-  } {kina_pack_rows}
+  } {kina.pack_rows}
   scf.for %m = %c0 to %c16 step %c8 {
     scf.for %n = %c0 to %c64 step %c32 {
       %tile = memref.subview %c[%m, %n] [8, 32] [1, 1] : memref<16x64xf32> to memref<8x32xf32, strided<[64, 1], offset: ?>>
@@ -144,7 +179,7 @@ func.func @one_block(%c: memref<16x64xf32>, %b: memref<32x64xf32>, %x: vector<8x
       %sum = arith.addf %acc, %x : vector<8x32xf32>
       vector.transfer_write %sum, %tile[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32, strided<[64, 1], offset: ?>>
     }
-  } {kina_one_k_block}
+  }
   memref.dealloc %packed : memref<32x64xf32>
   return
 }
@@ -165,7 +200,7 @@ func.func @written_between(%c: memref<16x64xf32>, %x: vector<8x32xf32>) {
       %sum = arith.addf %acc, %x : vector<8x32xf32>
       vector.transfer_write %sum, %tile[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32, strided<[64, 1], offset: ?>>
     }
-  } {kina_one_k_block}
+  }
   return
 }
 func.func @row_filled(%c: memref<16x64xf32>, %x: vector<8x32xf32>) {
@@ -186,6 +221,27 @@ func.func @row_filled(%c: memref<16x64xf32>, %x: vector<8x32xf32>) {
       %sum = arith.addf %acc, %x : vector<8x32xf32>
       vector.transfer_write %sum, %tile[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32, strided<[64, 1], offset: ?>>
     }
-  } {kina_one_k_block}
+  }
+  return
+}
+func.func @updated_twice(%c: memref<16x64xf32>, %x: vector<8x32xf32>, %y: vector<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x64xf32>)
+  scf.for %m = %c0 to %c16 step %c8 {
+    scf.for %n = %c0 to %c64 step %c32 {
+      %tile = memref.subview %c[%m, %n] [8, 32] [1, 1] : memref<16x64xf32> to memref<8x32xf32, strided<[64, 1], offset: ?>>
+      %acc = vector.transfer_read %tile[%c0, %c0], %zero {in_bounds = [true, true]} : memref<8x32xf32, strided<[64, 1], offset: ?>>, vector<8x32xf32>
+      %sum = arith.addf %acc, %x : vector<8x32xf32>
+      vector.transfer_write %sum, %tile[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32, strided<[64, 1], offset: ?>>
+      %again = vector.transfer_read %tile[%c0, %c0], %zero {in_bounds = [true, true]} : memref<8x32xf32, strided<[64, 1], offset: ?>>, vector<8x32xf32>
+      %more = arith.addf %again, %y : vector<8x32xf32>
+      vector.transfer_write %more, %tile[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32, strided<[64, 1], offset: ?>>
+    }
+  }
   return
 }

@@ -39,7 +39,13 @@ def Kina_Dialect : Dialect {
       written into the buffer of that argument (`@reuses(p)` in `.kina`,
       a donated argument): the exported function takes no output buffer
       for it. It stays on the result through `--kina-to-linalg`, where
-      the argument is also marked `bufferization.writable`.
+      the argument is also marked `bufferization.writable`;
+    - `kina.per_device` (string, on a `func.func`): the function is the
+      per-device form of the program's function of that name (exported as
+      `kina_spmd_NAME`), whatever its symbol;
+    - `kina.pack_rows` (unit, on a loop): the loop of `kina-tile-matmuls`
+      that packs a block of B row by row, whose reads the prefetch passes
+      run ahead of. A hint: a loop without it is only not prefetched.
   }];
   let cppNamespace = "::mlir::kina";
   let useDefaultTypePrinterParser = 1;
@@ -55,7 +61,9 @@ def Kina_Dialect : Dialect {
     "::mlir::TypeAttr":$global,
     "::mlir::IntegerAttr":$probe,
     "::mlir::TypeAttr":$probe_global,
-    "::mlir::IntegerAttr":$reuses
+    "::mlir::IntegerAttr":$reuses,
+    "::mlir::StringAttr":$per_device,
+    "::mlir::UnitAttr":$pack_rows
   );
   let extraClassDeclaration = [{
     void registerTypes();

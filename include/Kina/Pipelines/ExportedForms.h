@@ -16,15 +16,12 @@
 
 namespace mlir::kina {
 
-/// The symbol prefix of per-device functions: `spmd.NAME` (a `.` keeps it
-/// apart from every kina function name); exported as kina_spmd_NAME.
-inline constexpr llvm::StringLiteral kPerDeviceSymbolPrefix = "spmd.";
-
 /// What a shared object is generated from, still in kina, after
 /// `--kina-differentiate`: the host form of
 /// every function of `program` and, when it declares a mesh, the
 /// per-device form (`--kina-partition=form=spmd`) of each mesh-placed
-/// function as `spmd.NAME`, with the mesh. Errors are located.
+/// function, marked `kina.per_device = "NAME"`, with the mesh. Errors are
+/// located.
 ///
 /// With `probes` (the simulator's divergence report), the host functions
 /// are instead the unsharded program (every placement dropped), and both

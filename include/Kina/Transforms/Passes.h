@@ -23,22 +23,6 @@ namespace mlir::kina {
 #define GEN_PASS_REGISTRATION
 #include "Kina/Transforms/Passes.h.inc"
 
-/// Marks the loop of `--kina-tile-matmuls` that packs a block of B, row by
-/// row; `--kina-prefetch-packed-rows` prefetches the rows it reads next.
-inline constexpr llvm::StringLiteral kPackRowsAttr = "kina_pack_rows";
-
-/// Marks the loop of `--kina-tile-matmuls` over a matmul's K blocks; its
-/// first iteration writes every element of the accumulator, so
-/// `--kina-zero-first-k-block` may start that iteration from zeros instead
-/// of the zero-filled result.
-inline constexpr llvm::StringLiteral kKBlocksAttr = "kina_k_blocks";
-
-/// Marks the loop of `--kina-tile-matmuls` over a matmul's M cache tiles
-/// when K is one block: it reads each element of the accumulator once,
-/// then writes its final value, so `--kina-zero-first-k-block` may start
-/// every tile from zeros instead of the zero-filled result.
-inline constexpr llvm::StringLiteral kOneKBlockAttr = "kina_one_k_block";
-
 /// The step of `--kina-asserts-to-status`, for passes that end with it.
 LogicalResult convertAssertsToStatus(ModuleOp module);
 

@@ -157,7 +157,8 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::tensor::TensorDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::kina::KinaDialect"];
 }
 
 def FreeAfterLastUsePass
@@ -192,7 +193,7 @@ def PrefetchPackedRowsPass
     : Pass<"kina-prefetch-packed-rows", "::mlir::func::FuncOp"> {
   let summary = "Prefetch the rows of B that a matmul's packing loop reads next";
   let description = [{
-    In each loop `kina-tile-matmuls` marked `kina_pack_rows` (after
+    In each loop `kina-tile-matmuls` marked `kina.pack_rows` (after
     bufferization: it reads B's memref), every vector read of row `r` of B
     is preceded by `memref.prefetch`es of the same columns of row
     `r + distance` (one per cache line). The rows of a block are a page or
@@ -212,7 +213,7 @@ def PrefetchNextBlockPass
     : Pass<"kina-prefetch-next-block", "::mlir::func::FuncOp"> {
   let summary = "Prefetch B's next block from the register loops of a packed matmul";
   let description = [{
-    For each loop `kina-tile-matmuls` marked `kina_pack_rows` (after
+    For each loop `kina-tile-matmuls` marked `kina.pack_rows` (after
     bufferization), the register loop that runs most often after it in the
     same block (a loop carrying vectors through `vector.fma`, inside loops
     of constant bounds) is unrolled by a group of steps (a power of two, at
@@ -335,23 +336,29 @@ def ZeroFirstKBlockPass
     : Pass<"kina-zero-first-k-block", "::mlir::func::FuncOp"> {
   let summary = "Start a tiled matmul's first K block from the fill value, not the filled result";
   let description = [{
-    For each loop `kina-tile-matmuls` marked `kina_k_blocks` (after
-    bufferization) that comes right after a `linalg.fill` of the buffer
-    its accumulator tiles live in, and in which that buffer (through
-    subviews) is only read and written by vector transfers: each read
-    becomes `scf.if` (first iteration) a broadcast of the fill value, else
-    the read, and the fill is erased. The marker promises that the loop's
-    first iteration writes every element of the buffer, so nothing reads
-    what the fill would have written. For `lm_head`'s 128 x 32000 logits
-    the fill was a pass of stores over 16 MB of cold memory.
+    For each `linalg.fill` of a static buffer whose next op that touches the
+    buffer is an `scf.for`, in which the buffer is only updated tile by
+    tile: a vector read of a whole subview of it, then (next in the same
+    block) a vector write of the same subview, the subviews of unit strides
+    and of offsets that are constants or induction variables of the
+    constant-bound `scf.for`s around the update. Then, counting the tiles
+    over those loops' iterations:
 
-    A loop marked `kina_one_k_block` (the M tiles of a matmul whose K is
-    one block, such as a weight gradient over a batch's rows) reads each
-    accumulator once before writing its final value: when a fill of the
-    buffer it reads comes before it, past ops that use neither that buffer
-    nor a view of it (B's packing), every read becomes a broadcast of the
-    fill value and the fill is erased. The 110M GPT's training step: 0.93
-    -> 0.88 s on one thread.
+    - when the loop's iterations together update every element exactly
+      once (a matmul whose K is one block, such as a weight gradient over
+      a batch's rows: the M tiles' loop), every read becomes a broadcast
+      of the fill value;
+    - else when each iteration does, the loop's induction variable in no
+      offset (the K blocks of a tiled matmul: each writes all of its C
+      tiles), each read becomes `scf.if` (first iteration) a broadcast of
+      the fill value, else the read;
+
+    and the fill is erased: nothing reads what it wrote. Other fills stay.
+    The conditions are checked on the IR, whichever passes made it (a
+    read left inside the register loop, a loop that skips a tile, a
+    second update of a tile keep the fill). For `lm_head`'s 128 x 32000
+    logits the fill is a pass of stores over 16 MB of cold memory; the
+    110M GPT's training step: 0.93 -> 0.88 s on one thread.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect",

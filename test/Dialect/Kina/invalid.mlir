@@ -298,6 +298,19 @@ module attributes {kina.parallel_body} {
 
 // -----
 
+// expected-error @below {{'kina.per_device' is the name of the function a function is the per-device form of}}
+module attributes {kina.per_device = "f"} {
+}
+
+// -----
+
+// expected-error @below {{'kina.pack_rows' is a unit attribute of a loop}}
+func.func @pack_rows_on_function() attributes {kina.pack_rows} {
+  return
+}
+
+// -----
+
 // expected-error @below {{'kina.name' names a function argument; it belongs in the argument's attributes}}
 func.func @name_on_function() attributes {kina.name = "x"} {
   return
