@@ -27,6 +27,11 @@ FailureOr<Type> ReshardOp::inferResultType(TypeRange operandTypes,
 }
 
 namespace {
+/// Whether collective `OpTy` has an `axis` attribute.
+template <typename OpTy>
+constexpr bool hasAxis = !std::is_same_v<OpTy, AllReduceOp> &&
+                         !std::is_same_v<OpTy, AllToAllOp>;
+
 /// What every collective rule reads first: the one operand, its mesh axis
 /// and that axis's size, and which view the op is in.
 struct Collective {
@@ -36,22 +41,21 @@ struct Collective {
   bool local;       // the per-device view
   int64_t axis = 0; // the `axis` attribute, for the ops that have one
 
-  /// Reads the operand, `over` and, when `withAxis`, a checked `axis`.
-  static FailureOr<Collective> read(RuleContext &rule, StringRef opName,
-                                    bool withAxis = true) {
+  /// Reads the operand, `over` and, for an op with one, a checked `axis`.
+  template <typename OpTy>
+  static FailureOr<Collective> read(RuleContext &rule, StringRef opName) {
     auto operands = rule.tensors(1);
-    auto over = rule.stringAttr("over");
-    if (failed(operands) || failed(over))
+    auto attrs = rule.attributesOf<OpTy>();
+    if (failed(operands) || failed(attrs))
       return failure();
+    StringAttr over = attrs->getOverAttr();
     int64_t axis = 0;
-    if (withAxis) {
-      auto value = rule.intAttr("axis");
-      if (failed(value) ||
-          failed(rule.checkAxis(*value, (*operands)[0], "operand")))
+    if constexpr (hasAxis<OpTy>) {
+      axis = attrs->getAxis();
+      if (failed(rule.checkAxis(axis, (*operands)[0], "operand")))
         return failure();
-      axis = *value;
     }
-    auto size = rule.meshAxisSize(over->getValue());
+    auto size = rule.meshAxisSize(over.getValue());
     if (failed(size))
       return failure();
     KinaTensorType input = (*operands)[0];
@@ -61,7 +65,7 @@ struct Collective {
                           << " needs a mesh-placed (decided) or per-device "
                              "(@local) operand, got "
                           << placement.str();
-    return Collective{input, *over, *size, placement.isLocal(), axis};
+    return Collective{input, over, *size, placement.isLocal(), axis};
   }
 
   PlacementAttr placement() const { return input.getPlacement(); }
@@ -79,9 +83,10 @@ struct Collective {
   }
   /// Reads as `read`, for ops that cut `axis` into blocks of the mesh
   /// axis (all_slice, reduce_scatter): the shape cut, or an error.
+  template <typename OpTy>
   static FailureOr<std::pair<Collective, SmallVector<int64_t>>>
   readCutting(RuleContext &rule, StringRef opName) {
-    FailureOr<Collective> c = read(rule, opName);
+    FailureOr<Collective> c = read<OpTy>(rule, opName);
     if (failed(c))
       return failure();
     auto block = c->divided(rule, c->axis);
@@ -117,7 +122,7 @@ FailureOr<Type> AllGatherOp::inferResultType(TypeRange operandTypes,
                                              Operation *mesh,
                                              EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
-  auto c = Collective::read(rule, "all_gather");
+  auto c = Collective::read<AllGatherOp>(rule, "all_gather");
   if (failed(c))
     return failure();
   SmallVector<int64_t> shape = c->shape();
@@ -135,7 +140,7 @@ FailureOr<Type> AllSliceOp::inferResultType(TypeRange operandTypes,
                                             Operation *mesh,
                                             EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
-  auto read = Collective::readCutting(rule, "all_slice");
+  auto read = Collective::readCutting<AllSliceOp>(rule, "all_slice");
   if (failed(read))
     return failure();
   auto &[c, cut] = *read;
@@ -152,13 +157,13 @@ FailureOr<Type> AllReduceOp::inferResultType(TypeRange operandTypes,
                                              Operation *mesh,
                                              EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
-  auto c = Collective::read(rule, "all_reduce", /*withAxis=*/false);
-  auto kind = rule.attr<ReductionKindAttr>("kind");
-  if (failed(c) || failed(kind))
+  auto c = Collective::read<AllReduceOp>(rule, "all_reduce");
+  if (failed(c))
     return failure();
+  ReductionKind kind = rule.attributesOf<AllReduceOp>()->getKind();
   if (c->local)
     return rule.shaped(c->input, c->shape());
-  if (kind->getValue() != ReductionKind::sum)
+  if (kind != ReductionKind::sum)
     return rule.error() << "reduces partial sums in the global view; "
                            "'max' exists on per-device (@local) values only";
   if (!c->placement().isPartialOver(c->over))
@@ -172,7 +177,7 @@ FailureOr<Type> ReduceScatterOp::inferResultType(TypeRange operandTypes,
                                                  Operation *mesh,
                                                  EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
-  auto read = Collective::readCutting(rule, "reduce_scatter");
+  auto read = Collective::readCutting<ReduceScatterOp>(rule, "reduce_scatter");
   if (failed(read))
     return failure();
   auto &[c, cut] = *read;
@@ -193,30 +198,32 @@ FailureOr<Type> AllToAllOp::inferResultType(TypeRange operandTypes,
                                             Operation *mesh,
                                             EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
-  auto c = Collective::read(rule, "all_to_all", /*withAxis=*/false);
-  auto from = rule.intAttr("from");
-  auto to = rule.intAttr("to");
-  if (failed(c) || failed(from) || failed(to) ||
-      failed(rule.checkAxis(*from, c->input, "operand")) ||
-      failed(rule.checkAxis(*to, c->input, "operand")))
+  auto c = Collective::read<AllToAllOp>(rule, "all_to_all");
+  if (failed(c))
     return failure();
-  if (*from == *to)
-    return rule.error() << "moves a split from axis " << *from << " to itself";
+  auto attrs = rule.attributesOf<AllToAllOp>();
+  int64_t from = attrs->getFrom(), to = attrs->getTo();
+  if (
+      failed(rule.checkAxis(from, c->input, "operand")) ||
+      failed(rule.checkAxis(to, c->input, "operand")))
+    return failure();
+  if (from == to)
+    return rule.error() << "moves a split from axis " << from << " to itself";
   SmallVector<int64_t> shape = c->shape();
-  auto block = c->divided(rule, *to);
+  auto block = c->divided(rule, to);
   if (failed(block))
     return failure();
   if (c->local) {
-    shape[*from] *= c->size;
-    shape[*to] = *block;
+    shape[from] *= c->size;
+    shape[to] = *block;
     return rule.shaped(c->input, shape);
   }
-  if (c->placement().getSplitOf(*from) != c->over)
-    return c->notSplit(rule, *from);
-  if (c->placement().getSplitOf(*to))
-    return rule.error() << "cannot move the split to axis " << *to
+  if (c->placement().getSplitOf(from) != c->over)
+    return c->notSplit(rule, from);
+  if (c->placement().getSplitOf(to))
+    return rule.error() << "cannot move the split to axis " << to
                         << ": the operand is " << c->placement().str();
   return rule.shaped(
       c->input, shape,
-      c->placement().withoutSplit(*from).withSplit(*to, c->over));
+      c->placement().withoutSplit(from).withSplit(to, c->over));
 }

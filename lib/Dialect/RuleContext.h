@@ -52,36 +52,21 @@ public:
     return result;
   }
 
-  FailureOr<int64_t> intAttr(StringRef name) {
-    auto attr = dyn_cast_or_null<IntegerAttr>(attributes ? attributes.get(name)
-                                                         : Attribute());
-    if (!attr)
-      return error() << "expects an integer attribute '" << name << "'";
-    return attr.getValue().getSExtValue();
-  }
-
-  FailureOr<ArrayRef<int64_t>> intArrayAttr(StringRef name) {
-    auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
-        attributes ? attributes.get(name) : Attribute());
-    if (!attr)
-      return error() << "expects an integer list attribute '" << name << "'";
-    return attr.asArrayRef();
-  }
-
-  FailureOr<StringAttr> stringAttr(StringRef name) {
-    auto attr = dyn_cast_or_null<StringAttr>(attributes ? attributes.get(name)
-                                                        : Attribute());
-    if (!attr)
-      return error() << "expects a string attribute '" << name << "'";
-    return attr;
-  }
-
-  template <typename AttrT> FailureOr<AttrT> attr(StringRef name) {
-    auto attr = dyn_cast_or_null<AttrT>(attributes ? attributes.get(name)
-                                                   : Attribute());
-    if (!attr)
-      return error() << "expects the attribute '" << name << "'";
-    return attr;
+  /// The attributes of an `OpTy`, typed: its generic adaptor over the
+  /// operand types, its properties read from the attribute dictionary (the
+  /// frontend asks a rule before the op exists, so a rule reads a
+  /// dictionary, never an op). An attribute missing or of the wrong kind is
+  /// an error.
+  template <typename OpTy>
+  FailureOr<typename OpTy::template GenericAdaptor<TypeRange>>
+  attributesOf() {
+    typename OpTy::Properties properties;
+    if (!attributes ||
+        failed(OpTy::setPropertiesFromAttr(properties, attributes, emitError)))
+      return error() << "expects the attributes of "
+                     << OpTy::getOperationName();
+    return typename OpTy::template GenericAdaptor<TypeRange>(
+        operandTypes, attributes, properties);
   }
 
   /// Checks `0 <= axis < rank` of the operand named `what`.

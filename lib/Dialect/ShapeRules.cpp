@@ -33,12 +33,10 @@ FailureOr<Type> ConstantOp::inferResultType(TypeRange operandTypes,
                                             Operation *mesh,
                                             EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
-  if (failed(rule.tensors(0)))
+  auto attrs = rule.attributesOf<ConstantOp>();
+  if (failed(rule.tensors(0)) || failed(attrs))
     return failure();
-  auto value = dyn_cast_or_null<FloatAttr>(attributes ? attributes.get("value")
-                                                      : Attribute());
-  if (!value || !value.getType().isF32())
-    return rule.error() << "expects an f32 attribute 'value'";
+  FloatAttr value = attrs->getValueAttr();
   MLIRContext *ctx = value.getContext();
   return Type(KinaTensorType::get(ctx, {}, Float32Type::get(ctx),
                                   PlacementAttr::getHost(ctx)));
@@ -50,22 +48,22 @@ FailureOr<Type> SliceOp::inferResultType(TypeRange operandTypes,
                                          EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
-  auto axis = rule.intAttr("axis");
-  auto start = rule.intAttr("start");
-  auto stop = rule.intAttr("stop");
-  if (failed(operands) || failed(axis) || failed(start) || failed(stop))
+  auto attrs = rule.attributesOf<SliceOp>();
+  if (failed(operands) || failed(attrs))
     return failure();
+  int64_t axis = attrs->getAxis(), start = attrs->getStart(),
+          stop = attrs->getStop();
   KinaTensorType input = (*operands)[0];
-  if (failed(rule.checkAxis(*axis, input, "operand")))
+  if (failed(rule.checkAxis(axis, input, "operand")))
     return failure();
-  int64_t dim = input.getDimSize(*axis);
-  if (!(0 <= *start && *start < *stop && *stop <= dim))
-    return rule.error() << "range [" << *start << ", " << *stop
-                        << ") is not a non-empty part of axis " << *axis
+  int64_t dim = input.getDimSize(axis);
+  if (!(0 <= start && start < stop && stop <= dim))
+    return rule.error() << "range [" << start << ", " << stop
+                        << ") is not a non-empty part of axis " << axis
                         << " (size " << dim << ") of operand of shape "
                         << formatShape(input.getShape());
   SmallVector<int64_t> shape(input.getShape());
-  shape[*axis] = *stop - *start;
+  shape[axis] = stop - start;
   return rule.shaped(input, shape);
 }
 
@@ -75,11 +73,12 @@ FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
                                           EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(-1);
-  auto axis = rule.intAttr("axis");
-  if (failed(operands) || failed(axis))
+  auto attrs = rule.attributesOf<ConcatOp>();
+  if (failed(operands) || failed(attrs))
     return failure();
+  int64_t axis = attrs->getAxis();
   KinaTensorType first = operands->front();
-  if (failed(rule.checkAxis(*axis, first, "operand #0")))
+  if (failed(rule.checkAxis(axis, first, "operand #0")))
     return failure();
   SmallVector<int64_t> shape(first.getShape());
   for (auto [index, operand] : llvm::enumerate(*operands)) {
@@ -90,15 +89,15 @@ FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
       return failure();
     bool sameRank = operand.getRank() == first.getRank();
     for (int64_t d = 0; sameRank && d < first.getRank(); ++d)
-      sameRank = d == *axis || operand.getDimSize(d) == first.getDimSize(d);
+      sameRank = d == axis || operand.getDimSize(d) == first.getDimSize(d);
     if (!sameRank)
       return rule.error() << "operand #0 of shape "
                           << formatShape(first.getShape()) << " and " << name
                           << " of shape " << formatShape(operand.getShape())
-                          << " differ on a dimension other than axis " << *axis;
-    if (llvm::AddOverflow(shape[*axis], operand.getDimSize(*axis),
-                          shape[*axis]))
-      return rule.error() << "concatenated axis " << *axis << " overflows";
+                          << " differ on a dimension other than axis " << axis;
+    if (llvm::AddOverflow(shape[axis], operand.getDimSize(axis),
+                          shape[axis]))
+      return rule.error() << "concatenated axis " << axis << " overflows";
   }
   return rule.shaped(first, shape);
 }
@@ -132,20 +131,21 @@ FailureOr<Type> ScatterAddOp::inferResultType(TypeRange operandTypes,
                                               EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(2);
-  auto rows = rule.intAttr("rows");
-  if (failed(operands) || failed(rows))
+  auto attrs = rule.attributesOf<ScatterAddOp>();
+  if (failed(operands) || failed(attrs))
     return failure();
+  int64_t rows = attrs->getRows();
   auto [updates, ids] = std::make_pair((*operands)[0], (*operands)[1]);
   if (failed(rule.checkF32(updates, "updates")) || failed(rule.checkIds(ids)))
     return failure();
-  if (*rows < 1)
-    return rule.error() << "rows must be >= 1, got " << *rows;
+  if (rows < 1)
+    return rule.error() << "rows must be >= 1, got " << rows;
   if (updates.getRank() < ids.getRank() ||
       !updates.getShape().take_front(ids.getRank()).equals(ids.getShape()))
     return rule.error() << "expects updates whose leading dims are the ids' "
                         << formatShape(ids.getShape()) << ", got shape "
                         << formatShape(updates.getShape());
-  SmallVector<int64_t> shape = {*rows};
+  SmallVector<int64_t> shape = {rows};
   llvm::append_range(shape, updates.getShape().drop_front(ids.getRank()));
   return rule.shaped(updates, shape);
 }
@@ -200,23 +200,24 @@ FailureOr<Type> BroadcastOp::inferResultType(TypeRange operandTypes,
                                              EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
-  auto target = rule.intArrayAttr("shape");
-  if (failed(operands) || failed(target))
+  auto attrs = rule.attributesOf<BroadcastOp>();
+  if (failed(operands) || failed(attrs))
     return failure();
+  ArrayRef<int64_t> target = attrs->getShape();
   KinaTensorType input = (*operands)[0];
   ArrayRef<int64_t> source = input.getShape();
   auto mismatch = [&]() {
     return rule.error() << "cannot broadcast operand of shape "
                         << formatShape(source) << " to shape "
-                        << formatShape(*target);
+                        << formatShape(target);
   };
-  if (source.size() > target->size())
+  if (source.size() > target.size())
     return mismatch() << ": the target has fewer dimensions";
-  size_t offset = target->size() - source.size();
+  size_t offset = target.size() - source.size();
   for (auto [i, dim] : llvm::enumerate(source))
-    if (dim != 1 && dim != (*target)[offset + i])
+    if (dim != 1 && dim != (target)[offset + i])
       return mismatch() << ": dimension " << i << " is " << dim;
-  return rule.shaped(input, *target);
+  return rule.shaped(input, target);
 }
 
 FailureOr<Type> ReshapeOp::inferResultType(TypeRange operandTypes,
@@ -225,17 +226,18 @@ FailureOr<Type> ReshapeOp::inferResultType(TypeRange operandTypes,
                                            EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
-  auto target = rule.intArrayAttr("shape");
-  if (failed(operands) || failed(target))
+  auto attrs = rule.attributesOf<ReshapeOp>();
+  if (failed(operands) || failed(attrs))
     return failure();
+  ArrayRef<int64_t> target = attrs->getShape();
   KinaTensorType input = (*operands)[0];
-  std::optional<int64_t> count = elementCount(*target);
+  std::optional<int64_t> count = elementCount(target);
   if (!count || *count != input.getNumElements())
     return rule.error() << "cannot reshape operand of shape "
                         << formatShape(input.getShape()) << " ("
                         << input.getNumElements() << " elements) to shape "
-                        << formatShape(*target);
-  return rule.shaped(input, *target);
+                        << formatShape(target);
+  return rule.shaped(input, target);
 }
 
 FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
@@ -244,14 +246,15 @@ FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
                                              EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
-  auto perm = rule.intArrayAttr("perm");
-  if (failed(operands) || failed(perm))
+  auto attrs = rule.attributesOf<TransposeOp>();
+  if (failed(operands) || failed(attrs))
     return failure();
+  ArrayRef<int64_t> perm = attrs->getPerm();
   KinaTensorType input = (*operands)[0];
   int64_t rank = input.getRank();
   SmallVector<bool> seen(rank, false);
-  bool isPermutation = int64_t(perm->size()) == rank;
-  for (int64_t p : *perm) {
+  bool isPermutation = int64_t(perm.size()) == rank;
+  for (int64_t p : perm) {
     if (!isPermutation || p < 0 || p >= rank || seen[p]) {
       isPermutation = false;
       break;
@@ -259,48 +262,53 @@ FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
     seen[p] = true;
   }
   if (!isPermutation)
-    return rule.error() << "permutation " << formatShape(*perm)
+    return rule.error() << "permutation " << formatShape(perm)
                         << " is not a permutation of 0.." << rank - 1
                         << " for operand of shape "
                         << formatShape(input.getShape());
   SmallVector<int64_t> shape;
-  for (int64_t p : *perm)
+  for (int64_t p : perm)
     shape.push_back(input.getDimSize(p));
   return rule.shaped(input, shape);
 }
 
 /// softmax, sum, mean, max: an f32 operand and an axis in range; the
 /// result has the operand's shape, with `axis` of size 1 when `reduces`.
+template <typename OpTy>
 static FailureOr<Type> inferAlongAxis(TypeRange operandTypes,
                                       DictionaryAttr attributes,
                                       Operation *mesh, EmitErrorFn emitError,
                                       bool reduces) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
-  auto axis = rule.intAttr("axis");
-  if (failed(operands) || failed(axis))
+  auto attrs = rule.attributesOf<OpTy>();
+  if (failed(operands) || failed(attrs))
     return failure();
+  int64_t axis = attrs->getAxis();
   KinaTensorType input = (*operands)[0];
   if (failed(rule.checkF32(input, "operand")) ||
-      failed(rule.checkAxis(*axis, input, "operand")))
+      failed(rule.checkAxis(axis, input, "operand")))
     return failure();
   SmallVector<int64_t> shape(input.getShape());
   if (reduces)
-    shape[*axis] = 1;
+    shape[axis] = 1;
   return rule.shaped(input, shape);
 }
 
+template <typename OpTy>
 static FailureOr<Type> inferAxisReduction(TypeRange operandTypes,
                                           DictionaryAttr attributes,
                                           Operation *mesh,
                                           EmitErrorFn emitError) {
-  return inferAlongAxis(operandTypes, attributes, mesh, emitError, true);
+  return inferAlongAxis<OpTy>(operandTypes, attributes, mesh, emitError, true);
 }
 
+template <typename OpTy>
 static FailureOr<Type> inferSoftmax(TypeRange operandTypes,
                                     DictionaryAttr attributes, Operation *mesh,
                                     EmitErrorFn emitError) {
-  return inferAlongAxis(operandTypes, attributes, mesh, emitError, false);
+  return inferAlongAxis<OpTy>(operandTypes, attributes, mesh, emitError,
+                              false);
 }
 
 /// exp, log, sqrt, rsqrt, tanh, abs, relu: f32, same shape.
@@ -320,11 +328,11 @@ static FailureOr<Type> inferUnaryMath(TypeRange operandTypes,
       EmitErrorFn emitError) {                                                 \
     return RULE(operandTypes, attributes, mesh, emitError);                    \
   }
-KINA_SHAPE_RULE(SoftmaxOp, inferSoftmax)
-KINA_SHAPE_RULE(LogSoftmaxOp, inferSoftmax)
-KINA_SHAPE_RULE(SumOp, inferAxisReduction)
-KINA_SHAPE_RULE(MeanOp, inferAxisReduction)
-KINA_SHAPE_RULE(MaxOp, inferAxisReduction)
+KINA_SHAPE_RULE(SoftmaxOp, inferSoftmax<SoftmaxOp>)
+KINA_SHAPE_RULE(LogSoftmaxOp, inferSoftmax<LogSoftmaxOp>)
+KINA_SHAPE_RULE(SumOp, inferAxisReduction<SumOp>)
+KINA_SHAPE_RULE(MeanOp, inferAxisReduction<MeanOp>)
+KINA_SHAPE_RULE(MaxOp, inferAxisReduction<MaxOp>)
 KINA_SHAPE_RULE(ExpOp, inferUnaryMath)
 KINA_SHAPE_RULE(LogOp, inferUnaryMath)
 KINA_SHAPE_RULE(SqrtOp, inferUnaryMath)
@@ -410,16 +418,17 @@ FailureOr<Type> OneHotOp::inferResultType(TypeRange operandTypes,
                                           EmitErrorFn emitError) {
   RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
-  auto classes = rule.intAttr("classes");
-  if (failed(operands) || failed(classes))
+  auto attrs = rule.attributesOf<OneHotOp>();
+  if (failed(operands) || failed(attrs))
     return failure();
+  int64_t classes = attrs->getClasses();
   KinaTensorType ids = (*operands)[0];
   if (failed(rule.checkIds(ids)))
     return failure();
-  if (*classes < 1)
-    return rule.error() << "classes must be >= 1, got " << *classes;
+  if (classes < 1)
+    return rule.error() << "classes must be >= 1, got " << classes;
   SmallVector<int64_t> shape(ids.getShape());
-  shape.push_back(*classes);
+  shape.push_back(classes);
   MLIRContext *ctx = ids.getContext();
   KinaTensorType like = KinaTensorType::get(ctx, ids.getShape(),
                                             Float32Type::get(ctx),

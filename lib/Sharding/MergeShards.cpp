@@ -59,7 +59,8 @@ struct SinkConcatIntoOperands : OpRewritePattern<ConcatOp> {
     // One kind of op with one set of attributes (a shape may differ).
     auto attrsOf = [](Operation *op) {
       NamedAttrList attrs(getInherentAttrs(op));
-      attrs.erase("shape");
+      if (auto named = dyn_cast<NamesShapeOpInterface>(op))
+        attrs.erase(named.getShapeAttrName());
       return attrs.getDictionary(op->getContext());
     };
     DictionaryAttr attrs = attrsOf(first);
@@ -93,8 +94,9 @@ struct SinkConcatIntoOperands : OpRewritePattern<ConcatOp> {
     }
     NamedAttrList merged(getInherentAttrs(first));
     auto type = cast<KinaTensorType>(concat.getType());
-    if (merged.get("shape"))
-      merged.set("shape", rewriter.getDenseI64ArrayAttr(type.getShape()));
+    if (auto named = dyn_cast<NamesShapeOpInterface>(first))
+      merged.set(named.getShapeAttrName(),
+                 rewriter.getDenseI64ArrayAttr(type.getShape()));
     FailureOr<Type> inferred =
         cast<InferResultTypeOpInterface>(first).inferResultType(
             TypeRange(ValueRange(operands)), merged.getDictionary(getContext()),

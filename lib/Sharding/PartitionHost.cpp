@@ -215,8 +215,8 @@ LogicalResult HostPartition::computePerBlock(Operation *op) {
   auto resultType = typeOf(result);
   SmallVector<int64_t> local = blockShape(resultType, mesh);
   NamedAttrList attrs(getInherentAttrs(op));
-  if (isa_and_nonnull<DenseI64ArrayAttr>(attrs.get("shape")))
-    attrs.set("shape", builder.getDenseI64ArrayAttr(local));
+  if (auto named = dyn_cast<NamesShapeOpInterface>(op))
+    attrs.set(named.getShapeAttrName(), builder.getDenseI64ArrayAttr(local));
   auto rule = cast<InferResultTypeOpInterface>(op);
   return defineBlocks(result, [&](const Coordinate &at) -> FailureOr<Value> {
     SmallVector<Value> operands;

@@ -77,10 +77,8 @@ LogicalResult mlir::kina::partitionSpmd(func::FuncOp fn, MeshOp mesh) {
                                [&](Type t) { return localType(t, mesh) != t; }))
       return WalkResult::advance();
     Type local = localType(op->getResult(0).getType(), mesh);
-    if (auto shape = op->getAttrOfType<DenseI64ArrayAttr>("shape"))
-      op->setAttr("shape", DenseI64ArrayAttr::get(
-                               op->getContext(),
-                               cast<KinaTensorType>(local).getShape()));
+    if (auto named = dyn_cast<NamesShapeOpInterface>(op))
+      named.setShape(cast<KinaTensorType>(local).getShape());
     if (isa<ConstantOp>(op) || !op->getNumOperands()) {
       op->getResult(0).setType(local);
       return WalkResult::advance();

@@ -230,10 +230,9 @@ std::optional<ShardingRule> mlir::kina::getShardingRule(Operation *op) {
   if (op->hasTrait<Elementwise>())
     return elementwise(op);
   return llvm::TypeSwitch<Operation *, std::optional<ShardingRule>>(op)
-      .Case<SumOp, MeanOp, MaxOp>([](Operation *op) {
-        return axisReductionRule(op,
-                                 op->getAttrOfType<IntegerAttr>("axis").getInt());
-      })
+      .Case([](SumOp op) { return axisReductionRule(op, op.getAxis()); })
+      .Case([](MeanOp op) { return axisReductionRule(op, op.getAxis()); })
+      .Case([](MaxOp op) { return axisReductionRule(op, op.getAxis()); })
       .Case([](BroadcastOp op) { return broadcastRule(op); })
       .Case([](TransposeOp op) { return transposeRule(op); })
       .Case([](MatmulOp op) { return matmulRule(op); })

@@ -91,6 +91,23 @@ def Kina_CostOpInterface : OpInterface<"CostOpInterface"> {
   ];
 }
 
+// Ops whose attribute `shape` names their result's shape (broadcast,
+// reshape): partitioning makes it a block's, merging shards a whole one.
+def Kina_NamesShapeOpInterface : OpInterface<"NamesShapeOpInterface"> {
+  let cppNamespace = "::mlir::kina";
+  let description = [{
+    An op with a `shape` attribute that names its result's shape.
+  }];
+  let methods = [
+    InterfaceMethod<"The shape it names.", "::llvm::ArrayRef<int64_t>",
+      "getShape">,
+    InterfaceMethod<"The attribute's name.", "::mlir::StringAttr",
+      "getShapeAttrName">,
+    InterfaceMethod<"Names another shape.", "void", "setShape",
+      (ins "::llvm::ArrayRef<int64_t>":$shape)>
+  ];
+}
+
 // The collectives: each names the mesh axis whose devices take part.
 def Kina_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   let cppNamespace = "::mlir::kina";

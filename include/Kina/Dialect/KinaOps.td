@@ -205,7 +205,8 @@ def Kina_ScatterAddOp : Kina_Op<"scatter_add", [], [], ["flops"]> {
   }];
 }
 
-def Kina_BroadcastOp : Kina_Op<"broadcast", [], [], ["flops"]> {
+def Kina_BroadcastOp : Kina_Op<"broadcast", [Kina_NamesShapeOpInterface], [],
+                               ["flops"]> {
   let summary = "NumPy-style broadcast to an explicit shape";
   let description = [{
     Dimensions are aligned from the right; each source dimension is 1 or
@@ -224,7 +225,8 @@ def Kina_BroadcastOp : Kina_Op<"broadcast", [], [], ["flops"]> {
   let hasFolder = 1;
 }
 
-def Kina_ReshapeOp : Kina_Op<"reshape", [], [], ["flops"]> {
+def Kina_ReshapeOp : Kina_Op<"reshape", [Kina_NamesShapeOpInterface], [],
+                             ["flops"]> {
   let summary = "same elements in row-major order, another shape";
   let description = [{
     ```mlir
