@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Kina/Sharding/AxisDecision.h"
 #include "Kina/Sharding/Cost.h"
 #include "Kina/Sharding/Partition.h"
 #include "Kina/Sharding/Passes.h"
@@ -25,7 +26,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
-#include <set>
 
 namespace mlir::kina {
 #define GEN_PASS_DEF_PROPAGATESHARDINGPASS
@@ -50,9 +50,16 @@ public:
 private:
   LogicalResult propagate(Operation *op, const ShardingRule &rule);
   LogicalResult lowerReshard(ReshardOp op);
-  /// `value` converted to `target` before `at`, with a remark at `at`.
+  /// `value` converted to `target` before `at`, with a remark at `at`
+  /// saying why and, where the decision had a choice, what it weighed.
   FailureOr<Value> convert(Operation *at, Value value, PlacementAttr target,
-                           const Twine &why);
+                           const Twine &why,
+                           ArrayRef<::kina::WeighedPlan> weighed = {});
+  /// Why claiming operand `operand` of `op`, split on `dim` over `axis`,
+  /// is gathered under `decision`.
+  std::string whyGathered(Operation *op, const AxisDecision &decision,
+                          StringAttr axis, unsigned operand,
+                          int64_t dim) const;
   std::string describe(Value value) const;
   /// What asks for placement `asked` of `op`'s result: the function's
   /// result type when the result is returned where that placement is
@@ -73,11 +80,6 @@ private:
     auto it = axisOrigin.find({value, axis});
     return it != axisOrigin.end() ? it->second : origin.lookup(value);
   }
-  /// The alternatives an op's rule weighed for the mesh axis being
-  /// decided, for the records of the collectives that decision makes;
-  /// empty when there was no choice.
-  std::vector<::kina::WeighedPlan> weighed;
-
   /// Splits asked of undecided values by the ops that use them, flowed
   /// back from annotations (`askBackward`), with the annotation's text.
   struct Asked {
@@ -128,7 +130,8 @@ static bool isParameterView(Value value) {
 }
 
 FailureOr<Value> Propagation::convert(Operation *at, Value value,
-                                      PlacementAttr target, const Twine &why) {
+                                      PlacementAttr target, const Twine &why,
+                                      ArrayRef<::kina::WeighedPlan> weighed) {
   OpBuilder builder(at);
   SmallVector<Operation *> made;
   std::vector<::kina::WeighedPlan> orders;
@@ -137,8 +140,8 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
                        [&](Operation *op) { made.push_back(op); }, &orders);
   if (failed(converted))
     return failure();
-  const std::vector<::kina::WeighedPlan> &alternatives =
-      !orders.empty() ? orders : weighed;
+  ArrayRef<::kina::WeighedPlan> alternatives =
+      !orders.empty() ? ArrayRef<::kina::WeighedPlan>(orders) : weighed;
   auto fn = at->getParentOfType<func::FuncOp>();
   for (Operation *op : made) {
     // Each step of a chain says the placement its own input has, and the
@@ -163,7 +166,7 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
     record.origin = originOver(input, over);
     record.reason = why.str();
     record.bytesPerDevice = bytes;
-    record.weighed = alternatives;
+    record.weighed.assign(alternatives.begin(), alternatives.end());
     // At the op's location, without the op (Operation::emitRemark would
     // print it beside the remark): a remark is one located line.
     mlir::emitRemark(at->getLoc()) << ::kina::remarkText(record);
@@ -191,12 +194,37 @@ LogicalResult Propagation::lowerReshard(ReshardOp op) {
   return success();
 }
 
+std::string Propagation::whyGathered(Operation *op,
+                                     const AxisDecision &decision,
+                                     StringAttr axis, unsigned operand,
+                                     int64_t dim) const {
+  std::string name = "operand #" + std::to_string(operand);
+  if (!decision.keep)
+    return "gathering costs fewer bytes than keeping axis " +
+           std::to_string(dim) + " of " + name +
+           " split (which would need an all_reduce of the result)";
+  if (!decision.keepable)
+    return op->getName().getStringRef().str() + " cannot keep axis " +
+           std::to_string(dim) + " of " + name + " split over '" +
+           axis.getValue().str() + "'";
+  // The first operand that keeps the split, as its remark names it.
+  std::string kept;
+  for (auto [i, factor] : decision.claims)
+    if (factor == *decision.keep && kept.empty())
+      kept = "operand #" + std::to_string(i) + " (" +
+             describe(op->getOperand(i)) + ")";
+  return name + " splits another axis over '" + axis.getValue().str() +
+         "' than " + kept;
+}
+
 LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   std::string opName = op->getName().getStringRef().str();
   auto operandName = [](unsigned i) { return "operand #" + std::to_string(i); };
-  auto replaceOperand = [&](unsigned i, PlacementAttr target,
-                            const Twine &why) -> LogicalResult {
-    FailureOr<Value> converted = convert(op, op->getOperand(i), target, why);
+  auto replaceOperand =
+      [&](unsigned i, PlacementAttr target, const Twine &why,
+          ArrayRef<::kina::WeighedPlan> weighed = {}) -> LogicalResult {
+    FailureOr<Value> converted =
+        convert(op, op->getOperand(i), target, why, weighed);
     if (failed(converted))
       return failure();
     op->setOperand(i, *converted);
@@ -246,14 +274,8 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   auto resultType = cast<KinaTensorType>(op->getResult(0).getType());
   for (Attribute attr : mesh.getAxes()) {
     auto axis = cast<StringAttr>(attr);
-    int64_t size = *mesh.getAxisSize(axis.getValue());
-    // Which factor each operand splits over this mesh axis.
-    SmallVector<std::pair<unsigned, int64_t>> claims;
-    for (unsigned i = 0; i < op->getNumOperands(); ++i)
-      if (std::optional<int64_t> dim =
-              placementOf(op->getOperand(i)).getAxisSplitBy(axis))
-        claims.push_back({i, rule.operandDims[i][*dim]});
-    if (claims.empty()) {
+    AxisDecision decision = decideAxis(op, rule, axis, result, mesh);
+    if (decision.claims.empty()) {
       FailureOr<std::optional<int64_t>> dim =
           splitAsAsked(op, rule, axis, result);
       if (failed(dim))
@@ -266,102 +288,20 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
       }
       continue;
     }
-    // Choose what to keep, in bytes each device sends: keeping factor f
-    // gathers the operands that split another factor, reduces the result
-    // later if f is contracting (a reduce_scatter when an annotation asks
-    // for a split result, else an all_reduce), and moves an annotated
-    // result whose split differs; gathering every operand is the
-    // alternative.
-    // Ties keep the first operand's split.
-    // A value's block: an operand's as placed; the result's as the mesh
-    // axes decided so far place it.
-    auto sent = [&](Collective kind, Value value) {
-      auto type = cast<KinaTensorType>(value.getType());
-      if (value == op->getResult(0))
-        type = type.withPlacement(result);
-      return bytesSentPerDevice(
-          kind, ShapedType::getNumElements(blockShape(type, mesh)),
-          ::kina::dtypeInfo(type.getDType()).bytes, size);
-    };
-    std::optional<int64_t> wantedDim =
-        resultType.getPlacement().isMesh()
-            ? resultType.getPlacement().getAxisSplitBy(axis)
-            : std::nullopt;
-    constexpr int64_t kGatherAll = -2;
-    auto cost = [&](int64_t keep) {
-      int64_t bytes = 0;
-      for (auto [i, factor] : claims)
-        if (factor != keep)
-          bytes += sent(Collective::AllGather, op->getOperand(i));
-      if (keep >= 0 && rule.factors[keep] == ShardingRule::Kind::Contracting)
-        bytes += sent(wantedDim ? Collective::ReduceScatter
-                                : Collective::AllReduce,
-                      op->getResult(0));
-      else if (keep >= 0 && wantedDim && rule.resultDims[*wantedDim] != keep)
-        bytes += sent(Collective::AllToAll, op->getResult(0));
-      return bytes;
-    };
-    int64_t keep = claims.front().second;
-    std::set<int64_t> weighedFactors;
-    weighed.clear();
-    for (auto [i, factor] : claims) {
-      if (cost(factor) < cost(keep))
-        keep = factor;
-      if (weighedFactors.insert(factor).second)
-        weighed.push_back(
-            {"keeping " + operandName(i) + "'s split", cost(factor)});
-    }
-    weighed.push_back({"gathering every operand", cost(kGatherAll)});
-    if (cost(kGatherAll) < cost(keep))
-      keep = kGatherAll;
-    // The factor's result dim must divide by the axis size, and every
-    // operand that has the factor must be able to take the split.
-    std::optional<int64_t> resultDim =
-        keep >= 0 ? rule.resultDimOf(keep) : std::nullopt;
-    bool keepable =
-        keep != kGatherAll &&
-        (!resultDim || resultType.getDimSize(*resultDim) % size == 0);
-    for (unsigned i = 0; keepable && i < op->getNumOperands(); ++i) {
-      // Operands that split another factor over the axis are gathered
-      // first, which frees the axis for them.
-      if (llvm::any_of(claims, [&](auto claim) {
-            return claim.first == i && claim.second != keep;
-          }))
-        continue;
-      std::optional<int64_t> dim = rule.operandDimOf(i, keep);
-      PlacementAttr placement = placementOf(op->getOperand(i));
-      if (dim && placement.getSplitOf(*dim) != axis)
-        keepable =
-            !placement.getSplitOf(*dim) && !placement.getAxisSplitBy(axis) &&
-            cast<KinaTensorType>(op->getOperand(i).getType()).getDimSize(*dim) %
-                    size ==
-                0;
-    }
-    std::string kept;
-    for (auto [i, factor] : claims)
-      if (factor == keep && kept.empty())
-        kept = operandName(i) + " (" + describe(op->getOperand(i)) + ")";
-    for (auto [i, factor] : claims) {
-      if (keepable && factor == keep)
+    // Gather the operands whose split is not kept, each remark saying why
+    // and what was weighed.
+    for (auto [i, factor] : decision.claims) {
+      if (decision.keeps(i))
         continue;
       int64_t dim = *placementOf(op->getOperand(i)).getAxisSplitBy(axis);
-      std::string why =
-          keepable ? operandName(i) + " splits another axis over '" +
-                         axis.getValue().str() + "' than " + kept
-          : keep == kGatherAll
-              ? "gathering costs fewer bytes than keeping axis " +
-                    std::to_string(dim) + " of " + operandName(i) +
-                    " split (which would need an all_reduce of the result)"
-              : opName + " cannot keep axis " + std::to_string(dim) + " of " +
-                    operandName(i) + " split over '" + axis.getValue().str() +
-                    "'";
       if (failed(replaceOperand(
-              i, placementOf(op->getOperand(i)).withoutSplit(dim), why)))
+              i, placementOf(op->getOperand(i)).withoutSplit(dim),
+              whyGathered(op, decision, axis, i, dim), decision.weighed)))
         return failure();
     }
-    weighed.clear();
-    if (!keepable)
+    if (!decision.keepable)
       continue;
+    int64_t keep = *decision.keep;
     // Cut the operands that have the factor whole: nothing moves.
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       std::optional<int64_t> dim = rule.operandDimOf(i, keep);
@@ -375,15 +315,15 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
     // a product partial, more than the activation split before it).
     std::string keptFrom;
     for (bool direct : {true, false})
-      for (auto [i, factor] : claims)
+      for (auto [i, factor] : decision.claims)
         if (factor == keep && keptFrom.empty() &&
             (!direct || isParameterView(op->getOperand(i))))
           keptFrom = originOver(op->getOperand(i), axis);
     axisOrigin[{op->getResult(0), axis}] = keptFrom;
     if (resultOrigin.empty())
       resultOrigin = keptFrom;
-    result = resultDim ? result.withSplit(*resultDim, axis)
-                       : result.withPartial(axis);
+    result = decision.resultDim ? result.withSplit(*decision.resultDim, axis)
+                                : result.withPartial(axis);
   }
 
   Value value = op->getResult(0);
