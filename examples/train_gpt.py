@@ -139,18 +139,9 @@ def arguments():
         parser.error("--steps, --eval-every and --devices must be at least 1")
     if args.devices > 1:
         try:
-            shape = gpt.mesh_devices(args.devices, args.parallel)
+            gpt.check_split(cfg, args.devices, args.parallel)
         except ValueError as error:
             parser.error(str(error))
-        if args.parallel == "data+megatron" and shape[0] * shape[1] != \
-                args.devices:
-            parser.error("data+megatron needs an even --devices (a 2 x N/2 "
-                         "mesh), got %d" % args.devices)
-        batch_split = {"data": args.devices, "data+megatron": shape[0]}.get(
-            args.parallel, 1)
-        if cfg.b % batch_split:
-            parser.error("--batch %d does not split over %d devices" % (
-                cfg.b, batch_split))
     return args, cfg
 
 

@@ -52,17 +52,9 @@ if cfg.d % cfg.heads or min(cfg.layers, cfg.d, cfg.t, cfg.v, cfg.b) < 1:
 mesh = args.devices if args.shard else None
 if args.shard:
     try:
-        shape = gpt.mesh_devices(args.devices, args.shard)
+        gpt.check_split(cfg, args.devices, args.shard)
     except ValueError as error:
         parser.error(str(error))
-    if args.shard == "data+megatron" and shape[0] * shape[1] != args.devices:
-        parser.error("data+megatron needs an even --devices (a 2 x N/2 "
-                     "mesh), got %d" % args.devices)
-    batch_split = {"data": args.devices, "data+megatron": shape[0]}.get(
-        args.shard, 1)
-    if cfg.b % batch_split:
-        parser.error("--batch %d does not split over %d devices" % (
-            cfg.b, batch_split))
 if args.form == "train":
     text = gpt.train_source(cfg, mesh=mesh, parallel=args.shard or "megatron")
 elif args.form == "loss":

@@ -131,6 +131,21 @@ def mesh_devices(mesh, parallel):
     return [mesh]
 
 
+def check_split(cfg, devices, parallel):
+    """ValueError unless `devices` devices can split `cfg`'s step as
+    `parallel` does: an even count for data+megatron's [2, N/2] mesh, a
+    batch that divides over the data axis."""
+    shape = mesh_devices(devices, parallel)
+    if parallel == "data+megatron" and shape[0] * shape[1] != devices:
+        raise ValueError("data+megatron needs an even --devices (a 2 x N/2 "
+                         "mesh), got %d" % devices)
+    batch_split = {"data": devices, "data+megatron": shape[0]}.get(
+        parallel, 1)
+    if cfg.b % batch_split:
+        raise ValueError("--batch %d does not split over %d devices" % (
+            cfg.b, batch_split))
+
+
 def placement(name, mesh, parallel="megatron"):
     """The placement of parameter `name` under `mesh` (None: unsharded)."""
     if mesh is None:
