@@ -14,17 +14,14 @@ using namespace mlir;
 using namespace mlir::kina;
 using mlir::kina::detail::RuleContext;
 
-FailureOr<Type> ReshardOp::inferResultType(TypeRange operandTypes,
-                                           DictionaryAttr attributes,
-                                           Operation *mesh,
-                                           EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferReshard(RuleContext &rule) {
   auto operands = rule.tensors(1);
   if (failed(operands))
     return failure();
   // The result's placement is free (ResultPlacementIsFree).
   return rule.shaped((*operands)[0], (*operands)[0].getShape());
 }
+KINA_SHAPE_RULE(ReshardOp, inferReshard)
 
 namespace {
 /// Whether collective `OpTy` has an `axis` attribute.
@@ -117,11 +114,7 @@ struct Collective {
 };
 } // namespace
 
-FailureOr<Type> AllGatherOp::inferResultType(TypeRange operandTypes,
-                                             DictionaryAttr attributes,
-                                             Operation *mesh,
-                                             EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferAllGather(RuleContext &rule) {
   auto c = Collective::read<AllGatherOp>(rule, "all_gather");
   if (failed(c))
     return failure();
@@ -134,12 +127,9 @@ FailureOr<Type> AllGatherOp::inferResultType(TypeRange operandTypes,
     return c->notSplit(rule, c->axis);
   return rule.shaped(c->input, shape, c->placement().withoutSplit(c->axis));
 }
+KINA_SHAPE_RULE(AllGatherOp, inferAllGather)
 
-FailureOr<Type> AllSliceOp::inferResultType(TypeRange operandTypes,
-                                            DictionaryAttr attributes,
-                                            Operation *mesh,
-                                            EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferAllSlice(RuleContext &rule) {
   auto read = Collective::readCutting<AllSliceOp>(rule, "all_slice");
   if (failed(read))
     return failure();
@@ -151,12 +141,9 @@ FailureOr<Type> AllSliceOp::inferResultType(TypeRange operandTypes,
   return rule.shaped(c.input, c.shape(),
                      c.placement().withSplit(c.axis, c.over));
 }
+KINA_SHAPE_RULE(AllSliceOp, inferAllSlice)
 
-FailureOr<Type> AllReduceOp::inferResultType(TypeRange operandTypes,
-                                             DictionaryAttr attributes,
-                                             Operation *mesh,
-                                             EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferAllReduce(RuleContext &rule) {
   auto c = Collective::read<AllReduceOp>(rule, "all_reduce");
   if (failed(c))
     return failure();
@@ -171,12 +158,9 @@ FailureOr<Type> AllReduceOp::inferResultType(TypeRange operandTypes,
   return rule.shaped(c->input, c->shape(),
                      c->placement().withoutPartial(c->over));
 }
+KINA_SHAPE_RULE(AllReduceOp, inferAllReduce)
 
-FailureOr<Type> ReduceScatterOp::inferResultType(TypeRange operandTypes,
-                                                 DictionaryAttr attributes,
-                                                 Operation *mesh,
-                                                 EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferReduceScatter(RuleContext &rule) {
   auto read = Collective::readCutting<ReduceScatterOp>(rule, "reduce_scatter");
   if (failed(read))
     return failure();
@@ -192,12 +176,9 @@ FailureOr<Type> ReduceScatterOp::inferResultType(TypeRange operandTypes,
                         << c.placement().str();
   return rule.shaped(c.input, c.shape(), whole.withSplit(c.axis, c.over));
 }
+KINA_SHAPE_RULE(ReduceScatterOp, inferReduceScatter)
 
-FailureOr<Type> AllToAllOp::inferResultType(TypeRange operandTypes,
-                                            DictionaryAttr attributes,
-                                            Operation *mesh,
-                                            EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferAllToAll(RuleContext &rule) {
   auto c = Collective::read<AllToAllOp>(rule, "all_to_all");
   if (failed(c))
     return failure();
@@ -227,3 +208,4 @@ FailureOr<Type> AllToAllOp::inferResultType(TypeRange operandTypes,
       c->input, shape,
       c->placement().withoutSplit(from).withSplit(to, c->over));
 }
+KINA_SHAPE_RULE(AllToAllOp, inferAllToAll)

@@ -144,4 +144,15 @@ private:
 };
 } // namespace mlir::kina::detail
 
+/// Defines `OP::inferResultType` (InferResultTypeOpInterface) as the rule
+/// `RULE(RuleContext &)`, which reads the operands and attributes checked.
+#define KINA_SHAPE_RULE(OP, RULE)                                              \
+  ::mlir::FailureOr<::mlir::Type> OP::inferResultType(                         \
+      ::mlir::TypeRange operandTypes, ::mlir::DictionaryAttr attributes,       \
+      ::mlir::Operation *mesh, ::mlir::kina::EmitErrorFn emitError) {          \
+    ::mlir::kina::detail::RuleContext rule(operandTypes, attributes, mesh,     \
+                                           emitError);                         \
+    return RULE(rule);                                                         \
+  }
+
 #endif // KINA_LIB_DIALECT_RULECONTEXT_H

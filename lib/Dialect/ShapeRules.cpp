@@ -28,11 +28,7 @@ static std::optional<int64_t> elementCount(ArrayRef<int64_t> shape) {
   return count;
 }
 
-FailureOr<Type> ConstantOp::inferResultType(TypeRange operandTypes,
-                                            DictionaryAttr attributes,
-                                            Operation *mesh,
-                                            EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferConstant(RuleContext &rule) {
   auto attrs = rule.attributesOf<ConstantOp>();
   if (failed(rule.tensors(0)) || failed(attrs))
     return failure();
@@ -41,12 +37,9 @@ FailureOr<Type> ConstantOp::inferResultType(TypeRange operandTypes,
   return Type(KinaTensorType::get(ctx, {}, Float32Type::get(ctx),
                                   PlacementAttr::getHost(ctx)));
 }
+KINA_SHAPE_RULE(ConstantOp, inferConstant)
 
-FailureOr<Type> SliceOp::inferResultType(TypeRange operandTypes,
-                                         DictionaryAttr attributes,
-                                         Operation *mesh,
-                                         EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferSlice(RuleContext &rule) {
   auto operands = rule.tensors(1);
   auto attrs = rule.attributesOf<SliceOp>();
   if (failed(operands) || failed(attrs))
@@ -66,12 +59,9 @@ FailureOr<Type> SliceOp::inferResultType(TypeRange operandTypes,
   shape[axis] = stop - start;
   return rule.shaped(input, shape);
 }
+KINA_SHAPE_RULE(SliceOp, inferSlice)
 
-FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
-                                          DictionaryAttr attributes,
-                                          Operation *mesh,
-                                          EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferConcat(RuleContext &rule) {
   auto operands = rule.tensors(-1);
   auto attrs = rule.attributesOf<ConcatOp>();
   if (failed(operands) || failed(attrs))
@@ -101,12 +91,9 @@ FailureOr<Type> ConcatOp::inferResultType(TypeRange operandTypes,
   }
   return rule.shaped(first, shape);
 }
+KINA_SHAPE_RULE(ConcatOp, inferConcat)
 
-FailureOr<Type> GatherOp::inferResultType(TypeRange operandTypes,
-                                          DictionaryAttr attributes,
-                                          Operation *mesh,
-                                          EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferGather(RuleContext &rule) {
   auto operands = rule.tensors(2);
   if (failed(operands))
     return failure();
@@ -122,14 +109,11 @@ FailureOr<Type> GatherOp::inferResultType(TypeRange operandTypes,
   llvm::append_range(shape, table.getShape().drop_front());
   return rule.shaped(table, shape);
 }
+KINA_SHAPE_RULE(GatherOp, inferGather)
 
 /// scatter_add: f32 updates whose leading dims are the ids' shape; a
 /// table of `rows` rows of the updates' trailing shape.
-FailureOr<Type> ScatterAddOp::inferResultType(TypeRange operandTypes,
-                                              DictionaryAttr attributes,
-                                              Operation *mesh,
-                                              EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferScatterAdd(RuleContext &rule) {
   auto operands = rule.tensors(2);
   auto attrs = rule.attributesOf<ScatterAddOp>();
   if (failed(operands) || failed(attrs))
@@ -149,12 +133,9 @@ FailureOr<Type> ScatterAddOp::inferResultType(TypeRange operandTypes,
   llvm::append_range(shape, updates.getShape().drop_front(ids.getRank()));
   return rule.shaped(updates, shape);
 }
+KINA_SHAPE_RULE(ScatterAddOp, inferScatterAdd)
 
-FailureOr<Type> MatmulOp::inferResultType(TypeRange operandTypes,
-                                          DictionaryAttr attributes,
-                                          Operation *mesh,
-                                          EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferMatmul(RuleContext &rule) {
   auto operands = rule.tensors(2);
   if (failed(operands))
     return failure();
@@ -178,6 +159,7 @@ FailureOr<Type> MatmulOp::inferResultType(TypeRange operandTypes,
   shape[rank - 1] = rhs.getDimSize(rank - 1);
   return rule.shaped(lhs, shape);
 }
+KINA_SHAPE_RULE(MatmulOp, inferMatmul)
 
 /// `x @ broadcast(w)`: w keeps its own matrix dims and takes the batch
 /// dims of x.
@@ -194,11 +176,7 @@ MatmulOp::contextualBroadcastShape(KinaTensorType input, KinaTensorType other,
   return shape;
 }
 
-FailureOr<Type> BroadcastOp::inferResultType(TypeRange operandTypes,
-                                             DictionaryAttr attributes,
-                                             Operation *mesh,
-                                             EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferBroadcast(RuleContext &rule) {
   auto operands = rule.tensors(1);
   auto attrs = rule.attributesOf<BroadcastOp>();
   if (failed(operands) || failed(attrs))
@@ -219,12 +197,9 @@ FailureOr<Type> BroadcastOp::inferResultType(TypeRange operandTypes,
       return mismatch() << ": dimension " << i << " is " << dim;
   return rule.shaped(input, target);
 }
+KINA_SHAPE_RULE(BroadcastOp, inferBroadcast)
 
-FailureOr<Type> ReshapeOp::inferResultType(TypeRange operandTypes,
-                                           DictionaryAttr attributes,
-                                           Operation *mesh,
-                                           EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferReshape(RuleContext &rule) {
   auto operands = rule.tensors(1);
   auto attrs = rule.attributesOf<ReshapeOp>();
   if (failed(operands) || failed(attrs))
@@ -239,12 +214,9 @@ FailureOr<Type> ReshapeOp::inferResultType(TypeRange operandTypes,
                         << formatShape(target);
   return rule.shaped(input, target);
 }
+KINA_SHAPE_RULE(ReshapeOp, inferReshape)
 
-FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
-                                             DictionaryAttr attributes,
-                                             Operation *mesh,
-                                             EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferTranspose(RuleContext &rule) {
   auto operands = rule.tensors(1);
   auto attrs = rule.attributesOf<TransposeOp>();
   if (failed(operands) || failed(attrs))
@@ -271,15 +243,13 @@ FailureOr<Type> TransposeOp::inferResultType(TypeRange operandTypes,
     shape.push_back(input.getDimSize(p));
   return rule.shaped(input, shape);
 }
+KINA_SHAPE_RULE(TransposeOp, inferTranspose)
 
 /// softmax, sum, mean, max: an f32 operand and an axis in range; the
 /// result has the operand's shape, with `axis` of size 1 when `reduces`.
 template <typename OpTy>
-static FailureOr<Type> inferAlongAxis(TypeRange operandTypes,
-                                      DictionaryAttr attributes,
-                                      Operation *mesh, EmitErrorFn emitError,
+static FailureOr<Type> inferAlongAxis(RuleContext &rule,
                                       bool reduces) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(1);
   auto attrs = rule.attributesOf<OpTy>();
   if (failed(operands) || failed(attrs))
@@ -296,38 +266,24 @@ static FailureOr<Type> inferAlongAxis(TypeRange operandTypes,
 }
 
 template <typename OpTy>
-static FailureOr<Type> inferAxisReduction(TypeRange operandTypes,
-                                          DictionaryAttr attributes,
-                                          Operation *mesh,
-                                          EmitErrorFn emitError) {
-  return inferAlongAxis<OpTy>(operandTypes, attributes, mesh, emitError, true);
+static FailureOr<Type> inferAxisReduction(RuleContext &rule) {
+  return inferAlongAxis<OpTy>(rule, true);
 }
 
 template <typename OpTy>
-static FailureOr<Type> inferSoftmax(TypeRange operandTypes,
-                                    DictionaryAttr attributes, Operation *mesh,
-                                    EmitErrorFn emitError) {
-  return inferAlongAxis<OpTy>(operandTypes, attributes, mesh, emitError,
+static FailureOr<Type> inferSoftmax(RuleContext &rule) {
+  return inferAlongAxis<OpTy>(rule,
                               false);
 }
 
 /// exp, log, sqrt, rsqrt, tanh, abs, relu: f32, same shape.
-static FailureOr<Type> inferUnaryMath(TypeRange operandTypes,
-                                      DictionaryAttr attributes,
-                                      Operation *mesh, EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferUnaryMath(RuleContext &rule) {
   auto operands = rule.tensors(1);
   if (failed(operands) || failed(rule.checkF32((*operands)[0], "operand")))
     return failure();
   return rule.shaped((*operands)[0], (*operands)[0].getShape());
 }
 
-#define KINA_SHAPE_RULE(OP, RULE)                                              \
-  FailureOr<Type> OP::inferResultType(                                         \
-      TypeRange operandTypes, DictionaryAttr attributes, Operation *mesh,      \
-      EmitErrorFn emitError) {                                                 \
-    return RULE(operandTypes, attributes, mesh, emitError);                    \
-  }
 KINA_SHAPE_RULE(SoftmaxOp, inferSoftmax<SoftmaxOp>)
 KINA_SHAPE_RULE(LogSoftmaxOp, inferSoftmax<LogSoftmaxOp>)
 KINA_SHAPE_RULE(SumOp, inferAxisReduction<SumOp>)
@@ -343,12 +299,9 @@ KINA_SHAPE_RULE(ReluOp, inferUnaryMath)
 
 /// Operands of identical shapes and element types (f32 when `floatOnly`),
 /// named `names` in errors: the elementwise ops' rule.
-static FailureOr<Type> inferElementwise(TypeRange operandTypes,
-                                        DictionaryAttr attributes,
-                                        Operation *mesh, EmitErrorFn emitError,
+static FailureOr<Type> inferElementwise(RuleContext &rule,
                                         ArrayRef<StringRef> names,
                                         bool floatOnly) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
   auto operands = rule.tensors(names.size());
   if (failed(operands))
     return failure();
@@ -371,29 +324,21 @@ static FailureOr<Type> inferElementwise(TypeRange operandTypes,
 static constexpr StringRef kBinaryOperandNames[] = {"lhs", "rhs"};
 
 /// `+ - * /`: identical shapes, element types and placements.
-static FailureOr<Type> inferElementwiseBinary(TypeRange operandTypes,
-                                              DictionaryAttr attributes,
-                                              Operation *mesh,
-                                              EmitErrorFn emitError) {
-  return inferElementwise(operandTypes, attributes, mesh, emitError,
+static FailureOr<Type> inferElementwiseBinary(RuleContext &rule) {
+  return inferElementwise(rule,
                           kBinaryOperandNames, /*floatOnly=*/false);
 }
 
 /// maximum, minimum, the comparisons: the elementwise rule, on f32.
-static FailureOr<Type> inferFloatElementwise(TypeRange operandTypes,
-                                             DictionaryAttr attributes,
-                                             Operation *mesh,
-                                             EmitErrorFn emitError) {
-  return inferElementwise(operandTypes, attributes, mesh, emitError,
+static FailureOr<Type> inferFloatElementwise(RuleContext &rule) {
+  return inferElementwise(rule,
                           kBinaryOperandNames, /*floatOnly=*/true);
 }
 
 /// select (`where`): a mask and the two choices, f32 of one shape.
-static FailureOr<Type> inferSelect(TypeRange operandTypes,
-                                   DictionaryAttr attributes, Operation *mesh,
-                                   EmitErrorFn emitError) {
+static FailureOr<Type> inferSelect(RuleContext &rule) {
   static constexpr StringRef names[] = {"mask", "on_true", "on_false"};
-  return inferElementwise(operandTypes, attributes, mesh, emitError, names,
+  return inferElementwise(rule, names,
                           /*floatOnly=*/true);
 }
 
@@ -409,14 +354,9 @@ KINA_SHAPE_RULE(LessEqualOp, inferFloatElementwise)
 KINA_SHAPE_RULE(GreaterOp, inferFloatElementwise)
 KINA_SHAPE_RULE(GreaterEqualOp, inferFloatElementwise)
 KINA_SHAPE_RULE(SelectOp, inferSelect)
-#undef KINA_SHAPE_RULE
 
 /// one_hot: integer ids of any shape; f32 of their shape ++ [classes].
-FailureOr<Type> OneHotOp::inferResultType(TypeRange operandTypes,
-                                          DictionaryAttr attributes,
-                                          Operation *mesh,
-                                          EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferOneHot(RuleContext &rule) {
   auto operands = rule.tensors(1);
   auto attrs = rule.attributesOf<OneHotOp>();
   if (failed(operands) || failed(attrs))
@@ -435,16 +375,15 @@ FailureOr<Type> OneHotOp::inferResultType(TypeRange operandTypes,
                                             ids.getPlacement());
   return rule.shaped(like, shape);
 }
+KINA_SHAPE_RULE(OneHotOp, inferOneHot)
 
-FailureOr<Type> NegOp::inferResultType(TypeRange operandTypes,
-                                       DictionaryAttr attributes,
-                                       Operation *mesh, EmitErrorFn emitError) {
-  RuleContext rule(operandTypes, attributes, mesh, emitError);
+static FailureOr<Type> inferNeg(RuleContext &rule) {
   auto operands = rule.tensors(1);
   if (failed(operands))
     return failure();
   return rule.shaped((*operands)[0], (*operands)[0].getShape());
 }
+KINA_SHAPE_RULE(NegOp, inferNeg)
 
 DictionaryAttr mlir::kina::getInherentAttrs(Operation *op) {
   auto inherent =
