@@ -30,6 +30,14 @@ static FailureOr<TensorSignature> tensorSignature(func::FuncOp fn, Type type,
       std::nullopt, std::nullopt};
 }
 
+/// Result `i` of `fn` written into a parameter's buffer (`@reuses`), as
+/// the signature says it.
+static void noteReuses(func::FuncOp fn, unsigned i, TensorSignature &result) {
+  if (auto param = fn.getResultAttrOfType<IntegerAttr>(
+          i, KinaDialect::ReusesAttrHelper::getNameStr()))
+    result.reuses = size_t(param.getInt());
+}
+
 /// `tensor`, a block of `global` on `mesh`: where it lies.
 static ::kina::Placement placementOf(KinaTensorType global, MeshOp mesh) {
   ::kina::Placement placement;
@@ -118,9 +126,7 @@ deviceSignature(func::FuncOp fn, StringRef name, unsigned results,
         type.getResult(i), fn.getResultAttrOfType<TypeAttr>(i, globalAttr), "");
     if (failed(result))
       return failure();
-    if (auto param = fn.getResultAttrOfType<IntegerAttr>(
-            i, KinaDialect::ReusesAttrHelper::getNameStr()))
-      result->reuses = size_t(param.getInt());
+    noteReuses(fn, i, *result);
     function.results.push_back(*result);
   }
   return function;
@@ -243,9 +249,7 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
       auto result = tensorSignature(fn, type.getResult(i), "");
       if (failed(result))
         return failure();
-      if (auto param = fn.getResultAttrOfType<IntegerAttr>(
-              i, KinaDialect::ReusesAttrHelper::getNameStr()))
-        result->reuses = size_t(param.getInt());
+      noteReuses(fn, i, *result);
       function.results.push_back(*result);
     }
     function.probes = std::move(*probes);

@@ -73,6 +73,25 @@ FailureOr<Group> perDeviceGroup(Op op, PatternRewriter &rewriter) {
   return Group{*size, *mesh.getAxisStride(op.getOver())};
 }
 
+/// Where lowering a per-device collective starts: its group, its location
+/// and its local input and result types.
+struct CollectiveSite {
+  Group group;
+  Location loc;
+  RankedTensorType input, result;
+};
+
+template <typename Op>
+FailureOr<CollectiveSite> collectiveSite(Op op, Value input,
+                                         RankedTensorType result,
+                                         PatternRewriter &rewriter) {
+  FailureOr<Group> group = perDeviceGroup(op, rewriter);
+  if (failed(group))
+    return failure();
+  return CollectiveSite{*group, op.getLoc(),
+                        cast<RankedTensorType>(input.getType()), result};
+}
+
 Value address(OpBuilder &b, Location loc, Value buffer) {
   Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
@@ -116,20 +135,18 @@ template <typename Op> struct CollectiveLowering : KinaPattern<Op> {
   LogicalResult
   matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<Group> group = perDeviceGroup(op, rewriter);
-    if (failed(group))
+    FailureOr<CollectiveSite> site = collectiveSite(
+        op, adaptor.getInput(), this->resultType(op), rewriter);
+    if (failed(site))
       return failure();
-
-    Location loc = op.getLoc();
-    auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-    RankedTensorType result = this->resultType(op);
+    auto [group, loc, input, result] = *site;
     Value in = bufferization::ToBufferOp::create(
         rewriter, loc, bufferType(input), adaptor.getInput(),
         /*read_only=*/true);
     Value out = memref::AllocOp::create(rewriter, loc, bufferType(result));
     SmallVector<Value> operands = {address(rewriter, loc, in),
                                    address(rewriter, loc, out)};
-    for (int64_t number : arguments(op, input, *group))
+    for (int64_t number : arguments(op, input, group))
       operands.push_back(i64(rewriter, loc, number));
     func::CallOp::create(
         rewriter, loc,
@@ -158,12 +175,11 @@ struct AllGatherLowering : KinaPattern<AllGatherOp> {
   LogicalResult
   matchAndRewrite(AllGatherOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<Group> group = perDeviceGroup(op, rewriter);
-    if (failed(group))
+    FailureOr<CollectiveSite> site =
+        collectiveSite(op, adaptor.getInput(), resultType(op), rewriter);
+    if (failed(site))
       return failure();
-    Location loc = op.getLoc();
-    auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-    RankedTensorType result = resultType(op);
+    auto [group, loc, input, result] = *site;
     int64_t axis = op.getAxis();
 
     Value offset, gathered;
@@ -176,8 +192,8 @@ struct AllGatherLowering : KinaPattern<AllGatherOp> {
               rewriter, loc,
               declareRuntime(rewriter, op,
                              KINA_COLLECTIVE_PREFIX "coordinate", 2, 1),
-              ValueRange{i64(rewriter, loc, group->size),
-                         i64(rewriter, loc, group->stride)})
+              ValueRange{i64(rewriter, loc, group.size),
+                         i64(rewriter, loc, group.stride)})
               .getResult(0);
       offset = arith::MulIOp::create(
           rewriter, loc,
@@ -204,7 +220,7 @@ struct AllGatherLowering : KinaPattern<AllGatherOp> {
         address(rewriter, loc, out), i64(rewriter, loc, view.outer),
         i64(rewriter, loc,
             view.inner * elementBytes(input.getElementType())),
-        i64(rewriter, loc, group->size), i64(rewriter, loc, group->stride)};
+        i64(rewriter, loc, group.size), i64(rewriter, loc, group.stride)};
     func::CallOp::create(rewriter, loc,
                          declareRuntime(rewriter, op,
                                         KINA_COLLECTIVE_PREFIX "all_gather",
