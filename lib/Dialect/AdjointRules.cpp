@@ -47,6 +47,12 @@ public:
     return make<BroadcastOp>(scalar, target);
   }
 
+  /// `value` where `mask` is not 0, 0 elsewhere: a select, so that an inf
+  /// or NaN of `value` stays out of the elements it does not reach.
+  Value onlyWhere(Value mask, Value value) {
+    return make<SelectOp>(mask, value, filled(0.0f, value));
+  }
+
   /// `value` broadcast back over `axis` to the shape of `like`.
   Value spread(Value value, Value like) {
     return make<BroadcastOp>(value,
@@ -351,10 +357,10 @@ KINA_MASK_HAS_NO_ADJOINT(GreaterEqualOp)
 LogicalResult SelectOp::buildAdjoint(OpBuilder &b, Value cotangent,
                                      SmallVectorImpl<Value> &cotangents) {
   AdjointBuilder adjoint(b, *this);
-  Value zero = adjoint.filled(0.0f, cotangent);
   cotangents.push_back(Value());
-  cotangents.push_back(adjoint.make<SelectOp>(getMask(), cotangent, zero));
-  cotangents.push_back(adjoint.make<SelectOp>(getMask(), zero, cotangent));
+  cotangents.push_back(adjoint.onlyWhere(getMask(), cotangent));
+  cotangents.push_back(adjoint.make<SelectOp>(
+      getMask(), adjoint.filled(0.0f, cotangent), cotangent));
   return adjoint.result();
 }
 
@@ -454,9 +460,8 @@ LogicalResult ReluOp::buildAdjoint(OpBuilder &b, Value cotangent,
                                    SmallVectorImpl<Value> &cotangents) {
   AdjointBuilder adjoint(b, *this);
   Value y = getResult();
-  Value zero = adjoint.filled(0.0f, y);
-  cotangents.push_back(adjoint.make<SelectOp>(adjoint.make<GreaterOp>(y, zero),
-                                              cotangent, zero));
+  cotangents.push_back(adjoint.onlyWhere(
+      adjoint.make<GreaterOp>(y, adjoint.filled(0.0f, y)), cotangent));
   return adjoint.result();
 }
 

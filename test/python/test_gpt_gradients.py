@@ -6,9 +6,6 @@ the host form, the simulator and mpirun -n 2, every device holding the
 same bits of each replicated gradient."""
 
 import os
-import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,7 +14,7 @@ import torch
 import kina
 from kina.models import gpt
 from kina_reference import TrainableGPT
-from test_mpi import mpi_environment
+from test_mpi import mpirun, save_inputs
 
 CFG = gpt.Config.tiny()
 WEIGHTS = gpt.weight_names(CFG)
@@ -111,16 +108,11 @@ def test_megatron_gradients_equal_the_unsharded(inputs, unsharded, megatron):
 @pytest.mark.skipif(os.environ.get("KINA_SKIP_MPI") == "1",
                     reason="KINA_SKIP_MPI=1 (the sanitizer build)")
 def test_megatron_gradients_under_mpirun(inputs, megatron, tmp_path):
-    assert shutil.which("mpirun"), "OpenMPI (scripts/install-deps.sh)"
     args = inputs[0]
     megatron.save(tmp_path / "grad.so")
-    names = [p.name for p in megatron.functions["gpt_loss_grad"].params]
-    np.savez(tmp_path / "in.npz", **dict(zip(names, args)))
-    done = subprocess.run(
-        ["mpirun", "-n", "2", sys.executable, "-m", "kina.mpi",
-         str(tmp_path / "grad.so"), "gpt_loss_grad", str(tmp_path / "in.npz"),
-         str(tmp_path / "out.npz")], env=mpi_environment(),
-        capture_output=True, text=True, timeout=300)
+    save_inputs(tmp_path / "in.npz", megatron, "gpt_loss_grad", args)
+    done = mpirun(2, tmp_path / "grad.so", "gpt_loss_grad",
+                  tmp_path / "in.npz", tmp_path / "out.npz", timeout=300)
     assert done.returncode == 0, done.stderr
     simulated = megatron.simulate("gpt_loss_grad", *args, report=False)
     with np.load(tmp_path / "out.npz") as out:

@@ -5,7 +5,6 @@ tuple), the simulator (tuples per device) and `python3 -m kina.mpi`
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -17,7 +16,7 @@ import kina
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] /
                        "Target"))
 import abi  # noqa: E402
-from test_mpi import mpi_environment  # noqa: E402
+from test_mpi import mpirun  # noqa: E402
 
 MOMENTS = """
 fn moments(x: Tensor[F32, [4, 8], @host]) -> (Tensor[F32, [4, 1], @host], Tensor[F32, [4, 1], @host]) {
@@ -160,15 +159,11 @@ def test_simulate_gives_tuples(sharded):
 @pytest.mark.skipif(os.environ.get("KINA_SKIP_MPI") == "1",
                     reason="KINA_SKIP_MPI=1 (the sanitizer build)")
 def test_mpi_writes_each_result(sharded, tmp_path):
-    assert shutil.which("mpirun"), "OpenMPI (scripts/install-deps.sh)"
     x, w = sharded_args()
     sharded.save(tmp_path / "step.so")
     np.savez(tmp_path / "in.npz", x=x, w=w)
-    done = subprocess.run(
-        ["mpirun", "-n", "2", sys.executable, "-m", "kina.mpi",
-         str(tmp_path / "step.so"), "step", str(tmp_path / "in.npz"),
-         str(tmp_path / "out.npz")], env=mpi_environment(),
-        capture_output=True, text=True, timeout=120)
+    done = mpirun(2, tmp_path / "step.so", "step", tmp_path / "in.npz",
+                  tmp_path / "out.npz")
     assert done.returncode == 0, done.stderr
     simulated = sharded.simulate("step", x, w, report=False)
     with np.load(tmp_path / "out.npz") as out:

@@ -19,12 +19,19 @@ using namespace mlir::kina;
 namespace {
 class AxisDecisionTest : public ::testing::Test {
 protected:
-  AxisDecisionTest() {
-    context.loadDialect<KinaDialect, func::FuncDialect>();
-  }
+  AxisDecisionTest() { context.loadDialect<KinaDialect, func::FuncDialect>(); }
 
-  /// The only kina.matmul of `source`, parsed.
-  MatmulOp parseProduct(StringRef source) {
+  /// `x @ w` on a mesh of one axis `x` of `devices` devices, its operands
+  /// and result of these kina tensor types (`4x8xf32, @replicated`).
+  MatmulOp parseProduct(int devices, StringRef lhs, StringRef rhs,
+                        StringRef result) {
+    std::string source =
+        ("kina.mesh @mesh [x = " + Twine(devices) + "]\n" +
+         "func.func @f(%x: !kina.tensor<" + lhs + ">, %w: !kina.tensor<" + rhs +
+         ">) {\n  %y = kina.matmul %x, %w : (!kina.tensor<" + lhs +
+         ">, !kina.tensor<" + rhs + ">) -> !kina.tensor<" + result +
+         ">\n  return\n}\n")
+            .str();
     module = parseSourceString<ModuleOp>(source, &context);
     EXPECT_TRUE(module);
     MatmulOp product;
@@ -51,15 +58,9 @@ protected:
 // x 4 = 64 B); gathering both sends 320 B. N is kept, and the result is
 // split on its columns.
 TEST_F(AxisDecisionTest, KeepsTheSplitWhoseGatherIsCheapest) {
-  MatmulOp product = parseProduct(R"mlir(
-    kina.mesh @mesh [x = 2]
-    func.func @f(%x: !kina.tensor<4x8xf32, @sharded(axis=1)>,
-                 %w: !kina.tensor<8x16xf32, @sharded(axis=1)>) {
-      %y = kina.matmul %x, %w : (!kina.tensor<4x8xf32, @sharded(axis=1)>,
-          !kina.tensor<8x16xf32, @sharded(axis=1)>) -> !kina.tensor<4x16xf32, @auto>
-      return
-    }
-  )mlir");
+  MatmulOp product =
+      parseProduct(2, "4x8xf32, @sharded(axis=1)", "8x16xf32, @sharded(axis=1)",
+                   "4x16xf32, @auto");
   std::string before;
   llvm::raw_string_ostream(before) << *module;
   AxisDecision decision = decide(product);
@@ -84,15 +85,9 @@ TEST_F(AxisDecisionTest, KeepsTheSplitWhoseGatherIsCheapest) {
 // Both operands split K: keeping it sends only the result's all-reduce
 // (2 x 1 x ceil(12 / 2) x 4 = 48 B for [3, 4]); the result is partial.
 TEST_F(AxisDecisionTest, AContractingSplitLeavesThePartialResult) {
-  MatmulOp product = parseProduct(R"mlir(
-    kina.mesh @mesh [x = 2]
-    func.func @f(%x: !kina.tensor<3x8xf32, @sharded(axis=1)>,
-                 %w: !kina.tensor<8x4xf32, @sharded(axis=0)>) {
-      %y = kina.matmul %x, %w : (!kina.tensor<3x8xf32, @sharded(axis=1)>,
-          !kina.tensor<8x4xf32, @sharded(axis=0)>) -> !kina.tensor<3x4xf32, @auto>
-      return
-    }
-  )mlir");
+  MatmulOp product =
+      parseProduct(2, "3x8xf32, @sharded(axis=1)", "8x4xf32, @sharded(axis=0)",
+                   "3x4xf32, @auto");
   AxisDecision decision = decide(product);
   ASSERT_TRUE(decision.keep);
   EXPECT_TRUE(decision.keepable);
@@ -107,15 +102,8 @@ TEST_F(AxisDecisionTest, AContractingSplitLeavesThePartialResult) {
 // One operand splits N: keeping it moves nothing; gathering it would send
 // 3 x 8 x 1 x 4 = 96 B.
 TEST_F(AxisDecisionTest, ALoneSplitIsKeptForFree) {
-  MatmulOp product = parseProduct(R"mlir(
-    kina.mesh @mesh [x = 4]
-    func.func @f(%x: !kina.tensor<4x8xf32, @replicated>,
-                 %w: !kina.tensor<8x4xf32, @sharded(axis=1)>) {
-      %y = kina.matmul %x, %w : (!kina.tensor<4x8xf32, @replicated>,
-          !kina.tensor<8x4xf32, @sharded(axis=1)>) -> !kina.tensor<4x4xf32, @auto>
-      return
-    }
-  )mlir");
+  MatmulOp product = parseProduct(
+      4, "4x8xf32, @replicated", "8x4xf32, @sharded(axis=1)", "4x4xf32, @auto");
   AxisDecision decision = decide(product);
   ASSERT_EQ(decision.claims.size(), 1u);
   ASSERT_TRUE(decision.keep);
@@ -127,15 +115,8 @@ TEST_F(AxisDecisionTest, ALoneSplitIsKeptForFree) {
 }
 
 TEST_F(AxisDecisionTest, NoClaimsIsAnEmptyDecision) {
-  MatmulOp product = parseProduct(R"mlir(
-    kina.mesh @mesh [x = 2]
-    func.func @f(%x: !kina.tensor<4x8xf32, @replicated>,
-                 %w: !kina.tensor<8x4xf32, @replicated>) {
-      %y = kina.matmul %x, %w : (!kina.tensor<4x8xf32, @replicated>,
-          !kina.tensor<8x4xf32, @replicated>) -> !kina.tensor<4x4xf32, @auto>
-      return
-    }
-  )mlir");
+  MatmulOp product = parseProduct(2, "4x8xf32, @replicated",
+                                  "8x4xf32, @replicated", "4x4xf32, @auto");
   AxisDecision decision = decide(product);
   EXPECT_TRUE(decision.claims.empty());
   EXPECT_TRUE(decision.weighed.empty());
