@@ -2,6 +2,8 @@
 #ifndef KINA_INITALL_H
 #define KINA_INITALL_H
 
+#include <string>
+
 namespace mlir {
 class DialectRegistry;
 } // namespace mlir
@@ -11,11 +13,12 @@ namespace kina {
 void registerAllDialects(mlir::DialectRegistry &registry);
 /// Kina's passes and named pipelines.
 void registerAllPasses();
-/// `--import-kina` and `--kina-to-so`.
-void registerAllTranslations();
+/// `--import-kina` and `--kina-to-so`; `outputPath` is the driver's `-o`
+/// ("-" for standard output), beside which `--emit-header` writes.
+void registerAllTranslations(const std::string &outputPath);
 /// `--kina-to-so`: `.kina` source or a kina `.mlir` in, a shared object
-/// out (`--emit-header` also writes the C header beside it).
-void registerKinaToSharedObjectTranslation();
+/// out (`--emit-header` also writes the C header beside `outputPath`).
+void registerKinaToSharedObjectTranslation(const std::string &outputPath);
 } // namespace kina
 
 #endif // KINA_INITALL_H

@@ -25,7 +25,7 @@ void kina::registerAllPasses() {
   mlir::kina::registerKinaPipelines();
 }
 
-void kina::registerAllTranslations() {
+void kina::registerAllTranslations(const std::string &outputPath) {
   registerImportKinaTranslation();
-  registerKinaToSharedObjectTranslation();
+  registerKinaToSharedObjectTranslation(outputPath);
 }

@@ -62,18 +62,9 @@ static llvm::cl::opt<std::string> matmulTuning(
                    "this CPU (a file python3 -m kina.tune writes)"),
     llvm::cl::init(""));
 
-/// The path given with `-o`, owned by mlir-translate's driver.
-static std::string outputPath() {
-  auto &options = llvm::cl::getRegisteredOptions();
-  auto it = options.find("o");
-  if (it == options.end())
-    return "-";
-  return static_cast<llvm::cl::opt<std::string> *>(it->second)->getValue();
-}
-
+/// The C header of `signature` beside `output` (out.so -> out.h).
 static LogicalResult writeHeader(const ::kina::ModuleSignature &signature,
-                                 Location loc) {
-  std::string output = outputPath();
+                                 StringRef output, Location loc) {
   if (output == "-")
     return emitError(loc) << "--emit-header needs an output file (-o out.so)";
   SmallString<128> header(output);
@@ -92,7 +83,7 @@ static LogicalResult writeHeader(const ::kina::ModuleSignature &signature,
 
 static LogicalResult translateToSharedObject(
     const std::shared_ptr<llvm::SourceMgr> &sourceMgr, raw_ostream &output,
-    MLIRContext *context) {
+    MLIRContext *context, StringRef outputPath) {
   context->loadDialect<KinaDialect, func::FuncDialect>();
   // Errors and remarks point at the .kina line; the op that MLIR would
   // print beside them is the compiler's business.
@@ -130,15 +121,21 @@ static LogicalResult translateToSharedObject(
   auto bytes = llvm::MemoryBuffer::getFile(temporary, /*IsText=*/false);
   if (!bytes)
     return emitError(loc) << "cannot read back the shared object";
-  if (emitHeader && failed(writeHeader(artifacts.signature, loc)))
+  if (emitHeader &&
+      failed(writeHeader(artifacts.signature, outputPath, loc)))
     return failure();
   output << (*bytes)->getBuffer();
   return success();
 }
 
-void ::kina::registerKinaToSharedObjectTranslation() {
+void ::kina::registerKinaToSharedObjectTranslation(
+    const std::string &outputPath) {
   static TranslateRegistration registration(
       "kina-to-so",
       "compile .kina or kina .mlir to a shared object with a C ABI",
-      translateToSharedObject);
+      [outputPath](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                   raw_ostream &output, MLIRContext *context) {
+        return translateToSharedObject(sourceMgr, output, context,
+                                       outputPath);
+      });
 }
