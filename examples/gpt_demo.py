@@ -32,7 +32,10 @@ def step(text):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # --help says the whole docstring, its examples indented as written.
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tiny", action="store_true",
                         help="2 layers, D=64 (seconds, for tests)")
     parser.add_argument("--no-mpi", action="store_true")

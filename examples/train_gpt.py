@@ -87,7 +87,10 @@ TINY_SIZES = dict(layers=2, d=64, heads=4, t=16, batch=2)
 
 
 def arguments():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # --help says the whole docstring, its examples indented as written.
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     for name, what in (("layers", "blocks"), ("d", "model width"),
                        ("heads", "attention heads"), ("t", "context (bytes)"),
                        ("batch", "sequences per step")):

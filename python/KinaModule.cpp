@@ -210,6 +210,48 @@ py::array freshCopy(const py::array &array, std::vector<py::array> &made) {
   return made.back();
 }
 
+/// The two buffers of a call that the check of lib/Runtime/Buffers.c
+/// refused (KINA_STATUS_BUFFERS_OVERLAP), found again the same way:
+/// `pointers` holds the parameters, then the outputs (results that reuse
+/// no parameter), then the probes. Named for the caller ("parameter 'w'
+/// (a result reuses it) and parameter 'g'"); empty when none overlap.
+std::string overlappingPair(const kina::FunctionSignature &fn,
+                            void *const *pointers) {
+  std::vector<std::pair<std::string, int64_t>> buffers;
+  std::vector<bool> written;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    bool donated = fn.isDonated(i);
+    buffers.push_back({"parameter '" + fn.params[i].name + "'" +
+                           (donated ? " (a result reuses it)" : ""),
+                       fn.params[i].numBytes()});
+    written.push_back(donated);
+  }
+  for (size_t i = 0; i < fn.results.size(); ++i)
+    if (!fn.results[i].reuses) {
+      buffers.push_back({"result " + std::to_string(i),
+                         fn.results[i].numBytes()});
+      written.push_back(true);
+    }
+  for (const kina::Probe &probe : fn.probes) {
+    buffers.push_back({"the probe of " + probe.name, probe.tensor.numBytes()});
+    written.push_back(true);
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (!written[i])
+      continue;
+    auto begin = reinterpret_cast<uintptr_t>(pointers[i]);
+    uintptr_t end = begin + uintptr_t(buffers[i].second);
+    for (size_t j = 0; j < buffers.size(); ++j) {
+      auto otherBegin = reinterpret_cast<uintptr_t>(pointers[j]);
+      uintptr_t otherEnd = otherBegin + uintptr_t(buffers[j].second);
+      if (j != i && begin < otherEnd && otherBegin < end)
+        return buffers[std::min(i, j)].first + " and " +
+               buffers[std::max(i, j)].first;
+    }
+  }
+  return "";
+}
+
 /// A loaded shared object. Functions keep it alive.
 struct Library {
   ResultPool results;
@@ -355,8 +397,14 @@ public:
     std::string failure = fn.name + "(): " + kina::describeStatus(status);
     if (status == KINA_STATUS_GATHER_OUT_OF_RANGE)
       throw py::index_error(failure);
-    if (status == KINA_STATUS_BUFFERS_OVERLAP)
-      throw py::value_error(failure);
+    if (status == KINA_STATUS_BUFFERS_OVERLAP) {
+      // Which two: one array passed for a donated parameter and another.
+      std::string pair = overlappingPair(fn, pointers);
+      throw py::value_error(
+          pair.empty() ? failure
+                       : failure + ": " + pair +
+                             " share memory (pass a copy of one of them)");
+    }
     if (status != KINA_STATUS_OK)
       throw std::runtime_error(failure + " (status " + std::to_string(status) +
                                ")");
@@ -586,12 +634,12 @@ PYBIND11_MODULE(_kina, m) {
       "compile_to_file",
       [](const std::string &text, const std::string &filename,
          const std::string &soPath, bool probes,
-         const std::string &matmulTuning) {
+         const std::string &matmulTuning, bool locations) {
         kina::CompileOutput output;
         {
           py::gil_scoped_release release;
           output = kina::compileKinaSource(text, filename, soPath, probes,
-                                           matmulTuning);
+                                           matmulTuning, locations);
         }
         py::dict ir;
         ir["kina"] = output.kinaIR;
@@ -605,9 +653,11 @@ PYBIND11_MODULE(_kina, m) {
       },
       py::arg("text"), py::arg("filename"), py::arg("so_path"),
       py::arg("probes") = false, py::arg("matmul_tuning") = "",
+      py::arg("locations") = false,
       "Compile .kina source to a shared object: (ok, diagnostics, {stage: "
       "IR}, CostRecords) for the stages kina, propagated, host, spmd, "
-      "linalg, llvm.");
+      "linalg, llvm; with locations, each op's source location in the "
+      "IR.");
 
   m.def(
       "host_cpu",

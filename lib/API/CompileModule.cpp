@@ -16,6 +16,7 @@
 #include "Kina/Target/SharedObject.h"
 #include "Kina/Target/TargetMachine.h"
 
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/IR/LLVMContext.h"
@@ -40,10 +41,10 @@ private:
 };
 } // namespace
 
-static std::string printed(Operation *op) {
+static std::string printed(Operation *op, const CompileOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  op->print(os);
+  op->print(os, printingFlags(options.printLocations));
   return text;
 }
 
@@ -54,7 +55,7 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   Location loc = kinaModule.getLoc();
   CompileArtifacts local;
   CompileArtifacts &out = artifacts ? *artifacts : local;
-  out.kinaIR = printed(kinaModule);
+  out.kinaIR = printed(kinaModule, options);
 
   std::optional<::kina::CPUDescription> cpu =
       ::kina::describeCPU(options.targetCPU);
@@ -82,7 +83,8 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
     StageScope stage(context, "partitioning over the mesh (--kina-partition)");
     ExportedStages stages;
     FailureOr<OwningOpRef<ModuleOp>> exported =
-        buildExportedForms(kinaModule, options.probes, &stages);
+        buildExportedForms(kinaModule, options.probes, &stages,
+                           options.printLocations);
     if (failed(exported))
       return failure();
     out.propagatedIR = std::move(stages.propagated);
@@ -112,11 +114,15 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
     if (failed(pm.run(*module)))
       return failure();
   }
-  out.linalgIR = printed(*module);
+  out.linalgIR = printed(*module, options);
   {
     StageScope stage(context, "lowering linalg to the LLVM dialect");
     PassManager pm(context);
     buildLinalgToLLVMPipeline(pm, *cpu, tuned);
+    // Line tables: the translation gives an op's location to the LLVM IR
+    // only in a function with a debug-info subprogram.
+    if (options.printLocations)
+      pm.addPass(LLVM::createDIScopeForLLVMFuncOpPass());
     if (failed(pm.run(*module)))
       return failure();
   }

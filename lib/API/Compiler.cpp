@@ -59,13 +59,15 @@ kina::CompileOutput kina::compileKinaSource(const std::string &text,
                                             const std::string &filename,
                                             const std::string &soPath,
                                             bool probes,
-                                            const std::string &matmulTuning) {
+                                            const std::string &matmulTuning,
+                                            bool locations) {
   return withImported(
       text, filename, [&](mlir::ModuleOp module, CompileOutput &output) {
         mlir::kina::CompileArtifacts artifacts;
         mlir::kina::CompileOptions options;
         options.probes = probes;
         options.matmulTuning = matmulTuning;
+        options.printLocations = locations;
         bool ok = succeeded(mlir::kina::compileToSharedObject(
             module, soPath, options, &artifacts));
         output.kinaIR = std::move(artifacts.kinaIR);

@@ -106,6 +106,23 @@ Location mlir::kina::getAdjointLoc(Operation *forward) {
       forward->getLoc());
 }
 
+/// What a gradient's location is named (getGradientLoc), before its
+/// parameter.
+static constexpr llvm::StringLiteral kGradientPrefix = "adjoint of parameter ";
+
+Location mlir::kina::getGradientLoc(StringRef parameter, Location declared) {
+  return NameLoc::get(
+      StringAttr::get(declared->getContext(), kGradientPrefix + parameter),
+      declared);
+}
+
+std::optional<std::string> mlir::kina::getGradientOf(Location loc) {
+  auto name = dyn_cast<NameLoc>(loc);
+  if (!name || !name.getName().strref().starts_with(kGradientPrefix))
+    return std::nullopt;
+  return name.getName().strref().drop_front(kGradientPrefix.size()).str();
+}
+
 bool mlir::kina::isAdjointLoc(Location loc) {
   bool adjoint = false;
   loc->walk([&](Location inner) {

@@ -289,15 +289,14 @@ LogicalResult ReverseMode::run() {
       gradient = constant(0.0f, param.getType(), op.getLoc());
     if (!gradient)
       return failure();
-    // At the parameter's annotation, marked as the backward's.
+    // At the parameter (its name in the source), marked as its gradient.
     BlockArgument declared = fn.getArgument(position);
-    std::string name = "parameter #" + std::to_string(position);
+    std::string name = "#" + std::to_string(position);
     if (auto attr = fn.getArgAttrOfType<StringAttr>(
             position, KinaDialect::NameAttrHelper::getNameStr()))
-      name = "parameter '" + attr.str() + "'";
-    Location loc = NameLoc::get(builder.getStringAttr("adjoint of " + name),
-                                declared.getLoc());
-    replacements.push_back(placed(gradient, param.getType(), loc));
+      name = "'" + attr.str() + "'";
+    replacements.push_back(placed(gradient, param.getType(),
+                                  getGradientLoc(name, declared.getLoc())));
   }
   Operation *lastForward = tape.empty() ? nullptr : tape.back();
   op->replaceAllUsesWith(replacements);

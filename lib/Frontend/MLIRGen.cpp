@@ -506,6 +506,9 @@ void MLIRGen::genFunction(const Function &fn) {
   Block *entry = info.op.addEntryBlock();
   builder.setInsertionPointToStart(entry);
   for (auto [i, param] : llvm::enumerate(fn.params)) {
+    // Located at its name: what is said of a parameter (its gradient's
+    // all-reduce) points at it, not at the function.
+    entry->getArgument(i).setLoc(loc(param.loc));
     if (!scope.try_emplace(param.name, entry->getArgument(i)).second)
       error(param.loc) << "parameter '" << param.name << "' is declared twice";
     boundAt[param.name] = param.loc;

@@ -177,6 +177,14 @@ static LogicalResult moveAsPerDevice(ModuleOp from, ModuleOp into) {
   return success();
 }
 
+OpPrintingFlags mlir::kina::printingFlags(bool locations) {
+  OpPrintingFlags flags;
+  if (locations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
+        .useLocalScope();
+  return flags;
+}
+
 bool mlir::kina::isPerDeviceProgram(ModuleOp program) {
   return llvm::any_of(program.getOps<func::FuncOp>(), [](func::FuncOp fn) {
     return anyPlacement(fn.getFunctionType(),
@@ -186,13 +194,13 @@ bool mlir::kina::isPerDeviceProgram(ModuleOp program) {
 
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::kina::buildExportedForms(ModuleOp program, bool probes,
-                               ExportedStages *stages) {
+                               ExportedStages *stages, bool locations) {
   ExportedStages unused;
   ExportedStages &out = stages ? *stages : unused;
-  auto print = [](ModuleOp module) {
+  auto print = [locations](ModuleOp module) {
     std::string text;
     llvm::raw_string_ostream os(text);
-    module->print(os);
+    module->print(os, printingFlags(locations));
     return text;
   };
   // reverseMode functions become ordinary kina functions first.

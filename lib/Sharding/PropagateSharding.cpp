@@ -51,10 +51,12 @@ private:
   LogicalResult propagate(Operation *op, const ShardingRule &rule);
   LogicalResult lowerReshard(ReshardOp op);
   /// `value` converted to `target` before `at`, with a remark at `at`
-  /// saying why and, where the decision had a choice, what it weighed.
+  /// saying why and, where the decision had a choice, what it weighed;
+  /// `serves`: the value the conversion is for (a gradient), or "".
   FailureOr<Value> convert(Operation *at, Value value, PlacementAttr target,
                            const Twine &why,
-                           ArrayRef<::kina::WeighedPlan> weighed = {});
+                           ArrayRef<::kina::WeighedPlan> weighed = {},
+                           StringRef serves = "");
   /// Why claiming operand `operand` of `op`, split on `dim` over `axis`,
   /// is gathered under `decision`.
   std::string whyGathered(Operation *op, const AxisDecision &decision,
@@ -131,7 +133,8 @@ static bool isParameterView(Value value) {
 
 FailureOr<Value> Propagation::convert(Operation *at, Value value,
                                       PlacementAttr target, const Twine &why,
-                                      ArrayRef<::kina::WeighedPlan> weighed) {
+                                      ArrayRef<::kina::WeighedPlan> weighed,
+                                      StringRef serves) {
   OpBuilder builder(at);
   SmallVector<Operation *> made;
   std::vector<::kina::WeighedPlan> orders;
@@ -164,6 +167,7 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
     record.over = over.str();
     record.placement = placementOf(input).str();
     record.origin = originOver(input, over);
+    record.serves = serves.str();
     record.reason = why.str();
     record.bytesPerDevice = bytes;
     record.weighed.assign(alternatives.begin(), alternatives.end());
@@ -183,10 +187,14 @@ LogicalResult Propagation::lowerReshard(ReshardOp op) {
   // boundary of the mesh-placed computation.
   if (!from.isMesh() || !to.isMesh())
     return success();
+  // A reverseMode function's gradient takes its parameter's placement, at
+  // the parameter's location: what converts it serves that gradient.
+  std::optional<std::string> gradient = getGradientOf(op.getLoc());
   FailureOr<Value> converted =
       convert(op, op.getInput(), to,
               "the annotation at " + locationText(op.getLoc()) + " asks for " +
-                  to.str());
+                  to.str(),
+              /*weighed=*/{}, gradient ? "the gradient of " + *gradient : "");
   if (failed(converted))
     return failure();
   op.getResult().replaceAllUsesWith(*converted);
@@ -265,12 +273,18 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
     }
   }
 
-  // A sum of values partial over the same axes is partial over them too.
+  // A sum of values partial over the same axes is partial over them too,
+  // a partial sum that comes from where the first operand's came from.
   PlacementAttr result = PlacementAttr::getReplicated(op->getContext());
-  if (linear)
-    for (StringAttr axis : placementOf(op->getOperand(0)).getPartial())
-      result = result.withPartial(axis);
   std::string resultOrigin;
+  if (linear)
+    for (StringAttr axis : placementOf(op->getOperand(0)).getPartial()) {
+      result = result.withPartial(axis);
+      axisOrigin[{op->getResult(0), axis}] =
+          originOver(op->getOperand(0), axis);
+      if (resultOrigin.empty())
+        resultOrigin = originOver(op->getOperand(0), axis);
+    }
   auto resultType = cast<KinaTensorType>(op->getResult(0).getType());
   for (Attribute attr : mesh.getAxes()) {
     auto axis = cast<StringAttr>(attr);

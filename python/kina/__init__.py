@@ -64,6 +64,7 @@ class Module:
         # (text, filename, matmul_tuning) when compiled here
         self._source = source
         self._probed_module = None
+        self._located_ir = None  # every stage with locations, on first use
         self._shared_object = shared_object  # bytes, or a path to copy
         self._ir = ir
         self._index = {}
@@ -214,11 +215,15 @@ class Module:
                              "%s)" % (name, ", ".join(self.per_device)))
         return function
 
-    def ir(self, stage):
+    def ir(self, stage, locations=False):
         """The module at `stage`: "kina" (as written), "propagated"
         (differentiated, every placement decided, the collectives in
         place), "host" (the host form), "spmd" (the per-device form of a
-        mesh program), "linalg" or "llvm"."""
+        mesh program), "linalg" or "llvm". With `locations=True`, each op
+        says where in the source it comes from: `loc("prog.kina":3:7)`
+        beside it, or in LLVM IR `!dbg` line tables (`!DILocation(line: 3,
+        column: 7, ...)`); the program is compiled once more for that, on
+        first use."""
         if stage not in STAGES:
             raise ValueError("unknown stage %r; stages are %s" %
                              (stage, ", ".join(STAGES)))
@@ -228,7 +233,13 @@ class Module:
         if stage == "spmd" and not self._ir[stage]:
             raise ValueError("no per-device form: the program declares no "
                              "@mesh")
-        return self._ir[stage]
+        if not locations:
+            return self._ir[stage]
+        if self._located_ir is None:
+            text, filename, matmul_tuning = self._source
+            self._located_ir = _compile(text, filename, matmul_tuning,
+                                        locations=True)._ir
+        return self._located_ir[stage]
 
     def save(self, path):
         """Writes the shared object to `path` (replacing it atomically, so
@@ -298,13 +309,14 @@ def compile(source, filename="<string>", num_threads=None,
                          num_threads)
 
 
-def _compile(source, filename, matmul_tuning=None, probes=False):
+def _compile(source, filename, matmul_tuning=None, probes=False,
+             locations=False):
     tuning = "" if matmul_tuning is None else os.fspath(matmul_tuning)
     directory = tempfile.mkdtemp(prefix="kina-")
     try:
         path = os.path.join(directory, "module.so")
         ok, diagnostics, ir, records = _kina.compile_to_file(
-            source, filename, path, probes, tuning)
+            source, filename, path, probes, tuning, locations)
         if not ok:
             raise CompileError(diagnostics.rstrip())
         with open(path, "rb") as f:

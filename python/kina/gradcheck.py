@@ -41,6 +41,21 @@ def check_grads(module, name, *args, wrt, eps=1e-3, rtol=2e-2, seed=0):
     if unknown or not wrt:
         raise ValueError("wrt must name parameters of %s (%s), got %s" % (
             name, ", ".join(params), list(wrt)))
+    # What reverseMode refuses, said of the user's function and parameter
+    # (from the signature) rather than of the line the check adds.
+    several = type(signature.result) is tuple  # a Param is a namedtuple
+    if several or signature.result.dtype != "f32":
+        raise ValueError(
+            "check_grads: '%s' returns %s; a gradient is of a function of "
+            "one F32 result" % (name, "%d results" % len(signature.result)
+                                if several else
+                                signature.result.dtype.upper()))
+    for p in signature.params:
+        if p.name in wrt and p.dtype != "f32":
+            raise ValueError(
+                "check_grads: parameter '%s' of '%s' is %s; only F32 "
+                "parameters have gradients" % (p.name, name,
+                                                p.dtype.upper()))
     text, filename, tuning = module._source
     checker = "%s_check_grads" % name
     checked = _compile(text + "\nfn %s = reverseMode(%s, wrt=[%s])\n" % (

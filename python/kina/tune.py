@@ -181,13 +181,14 @@ def tune(shapes, threads=1, rounds=7, output=None, log=print):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python3 -m kina.tune",
-        description="Measure matmul parameters on this CPU (see the module "
-                    "docstring).")
+        prog="python3 -m kina.tune", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("shapes", nargs="+", type=parse_shape,
-                        metavar="MxKxN")
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=7)
+                        metavar="MxKxN", help="the matmul shapes to tune")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads each matmul runs on (default 1)")
+    parser.add_argument("--rounds", type=int, default=7,
+                        help="timed turns of each candidate (default 7)")
     parser.add_argument("--output", help="the tuning file (default: %s)" %
                         default_path())
     args = parser.parse_args(argv)

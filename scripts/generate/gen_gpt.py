@@ -18,7 +18,10 @@ import sys
 
 from kina.models import gpt
 
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+# --help says the whole docstring, its examples indented as written.
+parser = argparse.ArgumentParser(
+    description=__doc__,
+    formatter_class=argparse.RawDescriptionHelpFormatter)
 # The sizes by default (gpt.Config()) and with --tiny (gpt.Config.tiny());
 # a size given on the command line wins over either.
 SIZES = {"layers": "blocks", "d": "model width", "heads": "attention heads",

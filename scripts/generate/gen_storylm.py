@@ -104,7 +104,10 @@ def program(T, H, DH, D, V, shard=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # --help says the whole docstring, its examples indented as written.
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     for key, value in TOY.items():
         parser.add_argument("--" + key.lower(), type=int, default=value)
     parser.add_argument("--realistic", action="store_true",

@@ -59,3 +59,33 @@ def test_bad_requests_are_clear(module):
         kina.check_grads(module, "loss", x, w, wrt=["nope"])
     with pytest.raises(ValueError, match="no function"):
         kina.check_grads(module, "missing", x, w, wrt=["x"])
+
+
+TYPED = """
+fn lookup(ids: Tensor[I64, [4], @host], w: Tensor[F32, [8, 2], @host]) -> Tensor[F32, [], @host] {
+  return reshape(sum(sum(gather(w, ids), axis=1), axis=0), [])
+}
+fn pair(w: Tensor[F32, [8, 2], @host]) -> (Tensor[F32, [8, 2], @host], Tensor[F32, [8, 2], @host]) {
+  return w, w
+}
+"""
+
+
+def test_what_cannot_be_differentiated_is_said_of_the_users_function():
+    typed = kina.compile(TYPED, "typed.kina")
+    ids = np.arange(4, dtype=np.int64)
+    w = np.ones((8, 2), np.float32)
+    with pytest.raises(ValueError,
+                       match="parameter 'ids' of 'lookup' is I64; only F32"):
+        kina.check_grads(typed, "lookup", ids, w, wrt=["ids", "w"])
+    with pytest.raises(ValueError, match="'pair' returns 2 results"):
+        kina.check_grads(typed, "pair", w, wrt=["w"])
+    # No error names the line the check adds after the program.
+    last_line = len(TYPED.split("\n")) + 1
+    for call in (lambda: kina.check_grads(typed, "pair", w, wrt=["w"]),
+                 lambda: kina.check_grads(typed, "lookup", ids, w,
+                                          wrt=["ids"])):
+        with pytest.raises(ValueError) as raised:
+            call()
+        assert "typed.kina:%d" % last_line not in str(raised.value)
+

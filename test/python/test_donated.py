@@ -79,13 +79,26 @@ def test_an_array_that_cannot_be_written_is_copied(m):
     np.testing.assert_array_equal(w1, w - m_expected)
 
 
-@pytest.mark.parametrize("pair", ["w and m", "w and g"])
+@pytest.mark.parametrize("pair", ["w and m", "w and g", "views of w and g"])
 def test_overlapping_buffers_are_refused_and_untouched(m, pair):
+    # The error names both parameters, not only that some buffers overlap.
     w, mo, g = arrays(2)
+    donated = "parameter 'w' (a result reuses it)"
+    if pair == "w and m":
+        args = [w, w, g]
+        named = donated + " and parameter 'm' (a result reuses it)"
+    elif pair == "w and g":
+        args, named = [w, mo, w], donated + " and parameter 'g'"
+    else:
+        rows = np.concatenate([w, g[:2]])  # g's first rows are w's last
+        w = rows[:4]
+        args, named = [w, mo, rows[2:]], donated + " and parameter 'g'"
     before = w.copy()
-    args = [w, w, g] if pair == "w and m" else [w, mo, w]
-    with pytest.raises(ValueError, match="overlaps another of its buffers"):
+    with pytest.raises(ValueError) as raised:
         m.step(*args, np.float32(1))
+    message = str(raised.value)
+    assert "overlaps another of its buffers" in message
+    assert named + " share memory" in message, message
     np.testing.assert_array_equal(w, before)
 
 

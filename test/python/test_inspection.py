@@ -77,6 +77,23 @@ def test_remarks_name_the_line_and_the_bytes(layer):
     assert [r.origin for r in backward] == ["parameter 'w_fc'"]
 
 
+
+def test_a_gradients_all_reduce_is_at_its_parameter():
+    # Data parallel: each gradient is all-reduced at its parameter, and the
+    # remark says which gradient it serves; the batch split is the origin.
+    source = ROOT / "test" / "Sharding" / "Inputs" / "data-parallel-mlp.kina"
+    m = kina.compile(source.read_text(), "mlp.kina")
+    grads = {r.serves: r for r in m.remarks if r.serves}
+    assert {name: (r.location, r.bytes, r.origin)
+            for name, r in grads.items()} == {
+        "the gradient of 'w1'": ("mlp.kina:7:9", 256, "parameter 'x'"),
+        "the gradient of 'b1'": ("mlp.kina:7:48", 64, "parameter 'x'"),
+        "the gradient of 'w2'": ("mlp.kina:8:9", 128, "parameter 'x'"),
+        "the gradient of 'b2'": ("mlp.kina:8:48", 8, "parameter 'x'"),
+    }
+    assert all(r.function == "grads" and r.collective == "all_reduce"
+               for r in grads.values())
+
 def test_every_stage_is_kept(layer):
     propagated = layer.ir("propagated")
     assert "kina.all_reduce" in propagated and "@auto" not in propagated
@@ -86,6 +103,21 @@ def test_every_stage_is_kept(layer):
     assert "@local" in layer.ir("spmd") and "kina.all_reduce" in layer.ir("spmd")
     for stage in ("kina", "linalg", "llvm"):
         assert layer.ir(stage)
+
+
+def test_every_stage_with_source_locations(layer):
+    # m.ir(stage, locations=True): each op says where in layer.kina it
+    # comes from, beside it (the attention's softmax is on line 12); the
+    # LLVM IR in line tables. Without it, no location is printed.
+    for stage in ("kina", "propagated", "host", "spmd", "linalg"):
+        assert '"layer.kina":' not in layer.ir(stage)
+        located = layer.ir(stage, locations=True)
+        at_softmax = r'loc\((?:"\w+"\()?"layer\.kina":12:\d+\)'
+        assert re.search(at_softmax, located), stage
+    llvm = layer.ir("llvm", locations=True)
+    assert "layer.kina" not in layer.ir("llvm")
+    assert '!DIFile(filename: "layer.kina"' in llvm
+    assert re.search(r"!DILocation\(line: 12, column: \d+", llvm)
 
 
 MLP_2D = (ROOT / "test" / "Sharding" / "Inputs" / "mlp-2d.kina").read_text()

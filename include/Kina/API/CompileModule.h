@@ -44,6 +44,10 @@ struct CompileOptions {
   /// A tuning file measured on the target CPU (kina::readMatmulTuning), or
   /// empty: the analytic model's parameters for every matmul.
   std::string matmulTuning;
+  /// Print the IR of every stage (CompileArtifacts) with each op's source
+  /// location beside it (`loc("prog.kina":3:7)`), and give the LLVM IR
+  /// line tables (`!DILocation(line: 3, column: 7, ...)`) for them.
+  bool printLocations = false;
 };
 
 /// Compiles a kina module (it is not modified) to a relocatable object in

@@ -31,12 +31,14 @@ struct CompileOutput {
 /// `probes`: the instrumented form behind the simulator's divergence
 /// report (mlir::kina::CompileOptions::probes), not the usual ABI.
 /// `matmulTuning`: a tuning file for this CPU, or empty (the model's
-/// parameters).
+/// parameters). `locations`: every stage's IR with each op's source
+/// location (mlir::kina::CompileOptions::printLocations).
 CompileOutput compileKinaSource(const std::string &text,
                                 const std::string &filename,
                                 const std::string &soPath,
                                 bool probes = false,
-                                const std::string &matmulTuning = "");
+                                const std::string &matmulTuning = "",
+                                bool locations = false);
 
 /// This CPU as tuning files name it (kina::cpuKey), and the matmul
 /// parameters the analytic model chooses for it: what `python3 -m

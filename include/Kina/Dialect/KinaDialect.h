@@ -54,6 +54,16 @@ bool anyPlacement(FunctionType type,
 /// `"adjoint of <op name>"` (lib/Dialect/AdjointRules.cpp).
 Location getAdjointLoc(Operation *forward);
 
+/// Where a reverseMode function places the gradient of `parameter` ("'w'",
+/// or "#2" for one without a name): at the parameter's location
+/// `declared`, marked `"adjoint of parameter <parameter>"` (an adjoint
+/// location).
+Location getGradientLoc(StringRef parameter, Location declared);
+
+/// The parameter whose gradient is placed at `loc` ("'w'"), when
+/// getGradientLoc made it.
+std::optional<std::string> getGradientOf(Location loc);
+
 /// Whether `loc` is (or holds) one getAdjointLoc made: an op of a backward
 /// pass.
 bool isAdjointLoc(Location loc);

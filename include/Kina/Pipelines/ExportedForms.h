@@ -47,9 +47,16 @@ struct ExportedStages {
 
 /// Whether `program`'s functions are per-device (`@local`) ones.
 bool isPerDeviceProgram(ModuleOp program);
+/// With `locations`, `stages` are printed with each op's source location
+/// (printingFlags).
 FailureOr<OwningOpRef<ModuleOp>>
 buildExportedForms(ModuleOp program, bool probes = false,
-                   ExportedStages *stages = nullptr);
+                   ExportedStages *stages = nullptr, bool locations = false);
+
+/// How the stages are printed for readers: with `locations`, each op's
+/// source location beside it (`loc("prog.kina":3:7)`, not an alias at the
+/// end of the module).
+OpPrintingFlags printingFlags(bool locations);
 
 /// Every function of a verified kina module (a program, or what
 /// buildExportedForms returns), plus `main` for the `@main` entry and the per-device forms with
