@@ -18,6 +18,11 @@
 #     prefix decides) includes Kina headers only of its own, of a target it
 #     links directly, or header-only ones; a source that does not exist is
 #     an error, and so is a header under include/Kina that no row owns.
+#  4. a row that links no MLIR (neither `MLIR` nor, through the rows it
+#     links, anything that does; nor an MLIR library of its own, such as
+#     kina-tblgen's TableGen ones) includes no mlir/ header in those files;
+#  5. the header-only headers include no mlir/ or llvm/ header: they are
+#     the C ABI and plain C++ anyone may include.
 
 # The cells of a table row `line`, trimmed, as a list.
 function(_kina_row_cells line out)
@@ -75,6 +80,21 @@ endfunction()
 function(_kina_layering_error)
   string(JOIN "" text ${ARGN})
   message(FATAL_ERROR "Layering (${KINA_LAYER_DOC}, Layers): ${text}")
+endfunction()
+
+# Whether `file` includes a header under any of `prefixes` (such as mlir/):
+# the first such header in `out`, or "".
+function(_kina_system_include file prefixes out)
+  string(JOIN "|" alternatives ${prefixes})
+  file(STRINGS "${file}" includes
+       REGEX "^#[ \t]*include[ \t]*[<\"](${alternatives})")
+  set(found "")
+  foreach(line ${includes})
+    string(REGEX REPLACE "^#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"].*" "\\1"
+           found "${line}")
+    break()
+  endforeach()
+  set(${out} "${found}" PARENT_SCOPE)
 endfunction()
 
 # Rule 3 for one file of `target`, which may include the headers of
@@ -190,6 +210,13 @@ function(kina_check_layering)
       set(optional_${name} TRUE)
     endif()
     _kina_backticked("${links_cell}" links_${name})
+    # Rule 4: whether the row links MLIR, directly or through a row.
+    set(mlir_${name} FALSE)
+    foreach(lib ${links_${name}})
+      if(lib STREQUAL "MLIR" OR mlir_${lib})
+        set(mlir_${name} TRUE)
+      endif()
+    endforeach()
     foreach(header ${headers})
       list(APPEND KINA_LAYER_HEADERS "${header}=${name}")
     endforeach()
@@ -280,6 +307,23 @@ function(kina_check_layering)
     foreach(file ${files})
       _kina_check_file(${row} "${file}" "${allowed}")
     endforeach()
+
+    # Rule 4: no mlir/ header in a row that links no MLIR.
+    set(links_mlir ${mlir_${row}})
+    foreach(lib ${linked})
+      if(lib MATCHES "^MLIR")
+        set(links_mlir TRUE)
+      endif()
+    endforeach()
+    if(NOT links_mlir)
+      foreach(file ${files})
+        _kina_system_include("${file}" "mlir/" found)
+        if(NOT found STREQUAL "")
+          _kina_layering_error("${file} (in ${row}) includes ${found}, but "
+                               "${row} links no MLIR")
+        endif()
+      endforeach()
+    endif()
     list(APPEND below ${row})
   endforeach()
 
@@ -295,6 +339,13 @@ function(kina_check_layering)
     endif()
     if(owner STREQUAL "header-only")
       _kina_check_file(header-only "${header}" "header-only")
+      # Rule 5: no MLIR or LLVM header in a header-only contract.
+      _kina_system_include("${header}" "mlir/;llvm/" found)
+      if(NOT found STREQUAL "")
+        _kina_layering_error("${relative} (header-only) includes ${found}: "
+                             "header-only headers include no mlir/ or llvm/ "
+                             "header")
+      endif()
     endif()
   endforeach()
 endfunction()

@@ -5,7 +5,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
-namespace kina::fuzz {
+namespace mlir::kina::fuzz {
 
 /// A context that drops diagnostics: a fuzzer only looks for crashes,
 /// hangs and sanitizer reports, and bad input is expected to be rejected.
@@ -15,6 +15,6 @@ struct QuietContext {
       &context, [](mlir::Diagnostic &) { return mlir::success(); }};
 };
 
-} // namespace kina::fuzz
+} // namespace mlir::kina::fuzz
 
 #endif // KINA_FUZZ_FUZZSUPPORT_H

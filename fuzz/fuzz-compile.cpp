@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
 
+#include "Kina/Compiler/CompileModule.h"
 #include "Kina/Frontend/MLIRGen.h"
-#include "Kina/API/CompileModule.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -230,13 +230,13 @@ private:
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FuzzedDataProvider in(data, size);
   std::string text = Generator(in).program();
-  kina::fuzz::QuietContext quiet;
+  mlir::kina::fuzz::QuietContext quiet;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, "generated.kina"),
       llvm::SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      kina::importKina(sourceMgr, quiet.context);
+      mlir::kina::importKina(sourceMgr, quiet.context);
   // The generator writes only well-typed programs: a rejection is a bug
   // in the frontend or in the generator, so make it loud.
   if (!module) {

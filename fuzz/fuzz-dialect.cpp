@@ -16,11 +16,11 @@
 #include "mlir/Pass/PassManager.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  kina::fuzz::QuietContext quiet;
+  mlir::kina::fuzz::QuietContext quiet;
   // Parse with only kina and func available: the target is kina IR, not
   // upstream parsers (linalg.broadcast's crashes on some malformed text).
   mlir::DialectRegistry kinaOnly;
-  kina::registerAllDialects(kinaOnly);
+  mlir::kina::registerAllDialects(kinaOnly);
   quiet.context.appendDialectRegistry(kinaOnly);
   // MLIR's lexer stops at a NUL after the buffer, as every file and
   // MemoryBuffer has: give it one (fuzz data has none).

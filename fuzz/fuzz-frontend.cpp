@@ -7,13 +7,13 @@
 #include "llvm/Support/SourceMgr.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  kina::fuzz::QuietContext quiet;
+  mlir::kina::fuzz::QuietContext quiet;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(
           llvm::StringRef(reinterpret_cast<const char *>(data), size),
           "fuzz.kina"),
       llvm::SMLoc());
-  (void)kina::importKina(sourceMgr, quiet.context);
+  (void)mlir::kina::importKina(sourceMgr, quiet.context);
   return 0;
 }

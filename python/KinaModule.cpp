@@ -1,17 +1,17 @@
 //===- KinaModule.cpp - The `_kina` Python extension ----------------------===//
 //
-// Glue only: compile through Kina/API/Compiler.h, load and call through
-// Kina/API/SharedLibrary.h; dtypes, shapes and statuses are described by
-// Kina/API/TensorTypes.h. Every argument is checked against the signature
+// Glue only: compile through Kina/Compiler/Compiler.h, load and call through
+// Kina/Loader/SharedLibrary.h; dtypes, shapes and statuses are described by
+// Kina/ABI/TensorTypes.h. Every argument is checked against the signature
 // before any pointer reaches compiled code; the GIL is released while
 // compiling and while compiled code runs.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/API/Compiler.h"
-#include "Kina/API/SharedLibrary.h"
-#include "Kina/API/Simulator.h"
-#include "Kina/API/TensorTypes.h"
+#include "Kina/ABI/TensorTypes.h"
+#include "Kina/Compiler/Compiler.h"
+#include "Kina/Loader/SharedLibrary.h"
+#include "Kina/Loader/Simulator.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -26,10 +26,10 @@ namespace py = pybind11;
 
 namespace {
 
-using kina::formatShape;
+using mlir::kina::formatShape;
 
-std::string describe(const kina::TensorSignature &t) {
-  return std::string(kina::dtypeInfo(t.dtype).numpyName) + " of shape " +
+std::string describe(const mlir::kina::TensorSignature &t) {
+  return std::string(mlir::kina::dtypeInfo(t.dtype).numpyName) + " of shape " +
          formatShape(t.shape);
 }
 
@@ -39,8 +39,8 @@ py::handle numpyGeneric() {
   return generic;
 }
 
-py::dtype numpyDtype(kina::DType dtype) {
-  return py::dtype(std::string(kina::dtypeInfo(dtype).numpyName));
+py::dtype numpyDtype(mlir::kina::DType dtype) {
+  return py::dtype(std::string(mlir::kina::dtypeInfo(dtype).numpyName));
 }
 
 /// The data of `arg` as compiled code reads it (dense, aligned, native
@@ -50,7 +50,8 @@ py::dtype numpyDtype(kina::DType dtype) {
 /// writable, and `written` is the array it belongs to: the argument
 /// itself, or the copy made when the argument cannot be written in place.
 template <typename Where>
-void *argumentData(py::handle argument, const kina::TensorSignature &param,
+void *argumentData(py::handle argument,
+                   const mlir::kina::TensorSignature &param,
                    const py::dtype &want, std::vector<py::array> &made,
                    Where where, py::array *written = nullptr) {
   auto &api = py::detail::npy_api::get();
@@ -110,7 +111,7 @@ py::array newArray(const py::dtype &dtype, const std::vector<int64_t> &shape) {
   return py::array(dtype, std::vector<py::ssize_t>(shape.begin(), shape.end()));
 }
 
-py::dtype numpyDtype(kina::DType dtype);
+py::dtype numpyDtype(mlir::kina::DType dtype);
 
 /// `results` as Python returns them: the array of a function with one
 /// result, a tuple for several.
@@ -125,10 +126,10 @@ py::object asValue(const std::vector<py::array> &results) {
 
 /// The probe outputs of `fn` (none unless compiled with probes), their
 /// data appended to `pointers`.
-py::list probeOutputs(const kina::FunctionSignature &fn,
+py::list probeOutputs(const mlir::kina::FunctionSignature &fn,
                       std::vector<void *> &pointers) {
   py::list probes;
-  for (const kina::Probe &probe : fn.probes) {
+  for (const mlir::kina::Probe &probe : fn.probes) {
     py::array array =
         newArray(numpyDtype(probe.tensor.dtype), probe.tensor.shape);
     pointers.push_back(array.mutable_data());
@@ -181,7 +182,7 @@ private:
 /// form): from the pool, their data appended to `pointers`, but for a
 /// result that reuses parameter p, which is `donated[p]` (no pointer).
 std::vector<py::array> resultOutputs(ResultPool &pool,
-                                     const kina::FunctionSignature &fn,
+                                     const mlir::kina::FunctionSignature &fn,
                                      size_t index, int device,
                                      std::vector<void *> &pointers,
                                      const std::vector<py::array> &donated) {
@@ -215,7 +216,7 @@ py::array freshCopy(const py::array &array, std::vector<py::array> &made) {
 /// `pointers` holds the parameters, then the outputs (results that reuse
 /// no parameter), then the probes. Named for the caller ("parameter 'w'
 /// (a result reuses it) and parameter 'g'"); empty when none overlap.
-std::string overlappingPair(const kina::FunctionSignature &fn,
+std::string overlappingPair(const mlir::kina::FunctionSignature &fn,
                             void *const *pointers) {
   std::vector<std::pair<std::string, int64_t>> buffers;
   std::vector<bool> written;
@@ -232,7 +233,7 @@ std::string overlappingPair(const kina::FunctionSignature &fn,
                          fn.results[i].numBytes()});
       written.push_back(true);
     }
-  for (const kina::Probe &probe : fn.probes) {
+  for (const mlir::kina::Probe &probe : fn.probes) {
     buffers.push_back({"the probe of " + probe.name, probe.tensor.numBytes()});
     written.push_back(true);
   }
@@ -255,7 +256,7 @@ std::string overlappingPair(const kina::FunctionSignature &fn,
 /// A loaded shared object. Functions keep it alive.
 struct Library {
   ResultPool results;
-  std::unique_ptr<kina::SharedLibrary> shared;
+  std::unique_ptr<mlir::kina::SharedLibrary> shared;
   std::vector<py::dtype> paramDtypes; // flattened, per function
   std::vector<size_t> firstParam;
   std::vector<py::dtype> resultDtypes; // flattened, per function
@@ -263,15 +264,16 @@ struct Library {
 
   explicit Library(const std::string &path) {
     std::string error;
-    shared = kina::SharedLibrary::open(path, error);
+    shared = mlir::kina::SharedLibrary::open(path, error);
     if (!shared)
       throw py::value_error(error);
-    for (const kina::FunctionSignature &fn : shared->signature().functions) {
+    for (const mlir::kina::FunctionSignature &fn :
+         shared->signature().functions) {
       firstParam.push_back(paramDtypes.size());
-      for (const kina::TensorSignature &param : fn.params)
+      for (const mlir::kina::TensorSignature &param : fn.params)
         paramDtypes.push_back(numpyDtype(param.dtype));
       firstResult.push_back(resultDtypes.size());
-      for (const kina::TensorSignature &result : fn.results)
+      for (const mlir::kina::TensorSignature &result : fn.results)
         resultDtypes.push_back(numpyDtype(result.dtype));
     }
   }
@@ -285,7 +287,7 @@ public:
   std::string name() const { return signature().name; }
 
   std::string repr() const {
-    const kina::FunctionSignature &fn = signature();
+    const mlir::kina::FunctionSignature &fn = signature();
     std::string text = "<kina function " + fn.name + "(";
     for (size_t i = 0; i < fn.params.size(); ++i)
       text +=
@@ -304,7 +306,7 @@ public:
   /// the arrays (whose repr may be megabytes).
   std::vector<py::handle> bound(const py::args &args,
                                 const py::kwargs &kwargs) const {
-    const kina::FunctionSignature &fn = signature();
+    const mlir::kina::FunctionSignature &fn = signature();
     size_t count = fn.params.size();
     std::string names;
     for (size_t i = 0; i < count; ++i)
@@ -320,7 +322,7 @@ public:
       std::string name = py::str(key);
       auto param = std::find_if(
           fn.params.begin(), fn.params.end(),
-          [&](const kina::TensorSignature &p) { return p.name == name; });
+          [&](const mlir::kina::TensorSignature &p) { return p.name == name; });
       if (param == fn.params.end())
         throw py::type_error(fn.name + "() got an unexpected keyword "
                              "argument '" + name + "' (its parameters: " +
@@ -344,7 +346,7 @@ public:
   }
 
   py::object call(py::args positional, py::kwargs kwargs) const {
-    const kina::FunctionSignature &fn = signature();
+    const mlir::kina::FunctionSignature &fn = signature();
     size_t count = fn.params.size();
     std::vector<py::handle> args = bound(positional, kwargs);
     // The argument tuple and dict keep every ndarray alive; only arrays
@@ -388,13 +390,13 @@ public:
       heapPointers = std::move(all);
       pointers = heapPointers.data();
     }
-    kina::PackedEntry entry = library->shared->entry(index);
+    mlir::kina::PackedEntry entry = library->shared->entry(index);
     int32_t status;
     {
       py::gil_scoped_release release;
       status = entry(pointers);
     }
-    std::string failure = fn.name + "(): " + kina::describeStatus(status);
+    std::string failure = fn.name + "(): " + mlir::kina::describeStatus(status);
     if (status == KINA_STATUS_GATHER_OUT_OF_RANGE)
       throw py::index_error(failure);
     if (status == KINA_STATUS_BUFFERS_OVERLAP) {
@@ -414,7 +416,7 @@ public:
   }
 
 private:
-  const kina::FunctionSignature &signature() const {
+  const mlir::kina::FunctionSignature &signature() const {
     return library->shared->signature().functions[index];
   }
 
@@ -428,10 +430,10 @@ private:
 /// collectives, error, each device's probe values).
 py::tuple simulate(const Library &library, size_t index, py::list perDevice,
                    int threadsPerDevice, double timeoutSeconds) {
-  const kina::ModuleSignature &signature = library.shared->signature();
+  const mlir::kina::ModuleSignature &signature = library.shared->signature();
   if (index >= signature.devices.size())
     throw py::index_error("no per-device function #" + std::to_string(index));
-  const kina::FunctionSignature &fn = signature.devices[index];
+  const mlir::kina::FunctionSignature &fn = signature.devices[index];
   size_t devices = size_t(signature.numDevices());
   if (perDevice.size() != devices)
     throw py::value_error(fn.name + " runs on " + std::to_string(devices) +
@@ -469,13 +471,14 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
                                           donated)));
     probes.append(probeOutputs(fn, args[d]));
   }
-  kina::SimulationOptions options;
+  mlir::kina::SimulationOptions options;
   options.threadsPerDevice = threadsPerDevice;
   options.timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
-  kina::SimulationResult run;
+  mlir::kina::SimulationResult run;
   {
     py::gil_scoped_release release;
-    run = kina::simulate(library.shared->deviceEntry(index), args, options);
+    run =
+        mlir::kina::simulate(library.shared->deviceEntry(index), args, options);
   }
   return py::make_tuple(results, run.status, run.bytesMoved,
                         run.collectiveSeconds, run.error, probes);
@@ -486,12 +489,12 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
 /// Returns (the list of local results, status).
 py::tuple runDevice(const Library &library, size_t index, uintptr_t device,
                     py::sequence inputs) {
-  const kina::ModuleSignature &signature = library.shared->signature();
+  const mlir::kina::ModuleSignature &signature = library.shared->signature();
   if (index >= signature.devices.size())
     throw py::index_error("no per-device function #" + std::to_string(index));
   if (!device)
     throw py::value_error("no device");
-  const kina::FunctionSignature &fn = signature.devices[index];
+  const mlir::kina::FunctionSignature &fn = signature.devices[index];
   if (inputs.size() != fn.params.size())
     throw py::value_error(fn.name + " per device takes " +
                           std::to_string(fn.params.size()) + " inputs");
@@ -518,11 +521,11 @@ py::tuple runDevice(const Library &library, size_t index, uintptr_t device,
 
 /// A tensor of the signature as Python reads it: the keys of the JSON
 /// that renderSignatureJson writes, plus `numpy_dtype`.
-py::dict toDict(const kina::TensorSignature &t, bool named) {
+py::dict toDict(const mlir::kina::TensorSignature &t, bool named) {
   py::dict d;
   if (named)
     d["name"] = t.name;
-  d["dtype"] = std::string(kina::dtypeInfo(t.dtype).name);
+  d["dtype"] = std::string(mlir::kina::dtypeInfo(t.dtype).name);
   d["numpy_dtype"] = numpyDtype(t.dtype);
   d["shape"] = py::tuple(py::cast(t.shape));
   if (t.placement) {
@@ -536,17 +539,17 @@ py::dict toDict(const kina::TensorSignature &t, bool named) {
   return d;
 }
 
-py::dict toDict(const kina::FunctionSignature &fn) {
+py::dict toDict(const mlir::kina::FunctionSignature &fn) {
   py::list params, results, probes;
-  for (const kina::TensorSignature &param : fn.params)
+  for (const mlir::kina::TensorSignature &param : fn.params)
     params.append(toDict(param, true));
-  for (const kina::TensorSignature &result : fn.results) {
+  for (const mlir::kina::TensorSignature &result : fn.results) {
     py::dict entry = toDict(result, false);
     if (result.reuses)
       entry["reuses"] = fn.params[*result.reuses].name;
     results.append(entry);
   }
-  for (const kina::Probe &probe : fn.probes) {
+  for (const mlir::kina::Probe &probe : fn.probes) {
     py::dict entry;
     entry["op"] = probe.op;
     entry["location"] = probe.location;
@@ -563,17 +566,17 @@ py::dict toDict(const kina::FunctionSignature &fn) {
 }
 
 /// The whole signature, parsed once in C++ (kina::parseSignatureJson).
-py::dict toDict(const kina::ModuleSignature &signature) {
+py::dict toDict(const mlir::kina::ModuleSignature &signature) {
   py::list functions, mesh, devices;
-  for (const kina::FunctionSignature &fn : signature.functions)
+  for (const mlir::kina::FunctionSignature &fn : signature.functions)
     functions.append(toDict(fn));
-  for (const kina::MeshAxis &axis : signature.mesh) {
+  for (const mlir::kina::MeshAxis &axis : signature.mesh) {
     py::dict entry;
     entry["name"] = axis.name;
     entry["size"] = axis.size;
     mesh.append(entry);
   }
-  for (const kina::FunctionSignature &fn : signature.devices)
+  for (const mlir::kina::FunctionSignature &fn : signature.devices)
     devices.append(toDict(fn));
   py::dict d;
   d["functions"] = functions;
@@ -588,58 +591,58 @@ PYBIND11_MODULE(_kina, m) {
   m.doc() = "Kina's compiler and runtime (use the `kina` package)";
   m.attr("MAX_THREADS") = KINA_MAX_THREADS;
   m.attr("STATUS_GATHER_OUT_OF_RANGE") = int(KINA_STATUS_GATHER_OUT_OF_RANGE);
-  m.def("describe_status", &kina::describeStatus, py::arg("status"),
+  m.def("describe_status", &mlir::kina::describeStatus, py::arg("status"),
         "What a status returned by an export means.");
 
   // What a compile decided (Kina/Sharding/CostRecords.h), read-only.
-  py::class_<kina::WeighedPlan>(m, "WeighedPlan")
-      .def_readonly("choice", &kina::WeighedPlan::choice)
-      .def_readonly("bytes", &kina::WeighedPlan::bytes);
-  py::class_<kina::CollectiveRecord>(m, "CollectiveRecord")
-      .def_readonly("function", &kina::CollectiveRecord::function)
-      .def_readonly("location", &kina::CollectiveRecord::location)
-      .def_readonly("kind", &kina::CollectiveRecord::kind)
-      .def_readonly("over", &kina::CollectiveRecord::over)
-      .def_readonly("placement", &kina::CollectiveRecord::placement)
-      .def_readonly("origin", &kina::CollectiveRecord::origin)
-      .def_readonly("serves", &kina::CollectiveRecord::serves)
-      .def_readonly("reason", &kina::CollectiveRecord::reason)
+  py::class_<mlir::kina::WeighedPlan>(m, "WeighedPlan")
+      .def_readonly("choice", &mlir::kina::WeighedPlan::choice)
+      .def_readonly("bytes", &mlir::kina::WeighedPlan::bytes);
+  py::class_<mlir::kina::CollectiveRecord>(m, "CollectiveRecord")
+      .def_readonly("function", &mlir::kina::CollectiveRecord::function)
+      .def_readonly("location", &mlir::kina::CollectiveRecord::location)
+      .def_readonly("kind", &mlir::kina::CollectiveRecord::kind)
+      .def_readonly("over", &mlir::kina::CollectiveRecord::over)
+      .def_readonly("placement", &mlir::kina::CollectiveRecord::placement)
+      .def_readonly("origin", &mlir::kina::CollectiveRecord::origin)
+      .def_readonly("serves", &mlir::kina::CollectiveRecord::serves)
+      .def_readonly("reason", &mlir::kina::CollectiveRecord::reason)
       .def_readonly("bytes_per_device",
-                    &kina::CollectiveRecord::bytesPerDevice)
-      .def_readonly("weighed", &kina::CollectiveRecord::weighed)
-      .def("remark", [](const kina::CollectiveRecord &r) {
-        return kina::remarkText(r);
+                    &mlir::kina::CollectiveRecord::bytesPerDevice)
+      .def_readonly("weighed", &mlir::kina::CollectiveRecord::weighed)
+      .def("remark", [](const mlir::kina::CollectiveRecord &r) {
+        return mlir::kina::remarkText(r);
       });
-  py::class_<kina::TrafficRecord>(m, "TrafficRecord")
-      .def_readonly("backward", &kina::TrafficRecord::backward)
-      .def_readonly("kind", &kina::TrafficRecord::kind)
-      .def_readonly("over", &kina::TrafficRecord::over)
-      .def_readonly("count", &kina::TrafficRecord::count)
-      .def_readonly("bytes", &kina::TrafficRecord::bytes);
-  py::class_<kina::FunctionCostRecord>(m, "FunctionCostRecord")
-      .def_readonly("function", &kina::FunctionCostRecord::function)
-      .def_readonly("location", &kina::FunctionCostRecord::location)
-      .def_readonly("flops", &kina::FunctionCostRecord::flops)
-      .def_readonly("peak_bytes", &kina::FunctionCostRecord::peakBytes)
-      .def_readonly("bytes_sent", &kina::FunctionCostRecord::bytesSent)
-      .def_readonly("traffic", &kina::FunctionCostRecord::traffic)
-      .def("remark", [](const kina::FunctionCostRecord &r) {
-        return kina::remarkText(r);
+  py::class_<mlir::kina::TrafficRecord>(m, "TrafficRecord")
+      .def_readonly("backward", &mlir::kina::TrafficRecord::backward)
+      .def_readonly("kind", &mlir::kina::TrafficRecord::kind)
+      .def_readonly("over", &mlir::kina::TrafficRecord::over)
+      .def_readonly("count", &mlir::kina::TrafficRecord::count)
+      .def_readonly("bytes", &mlir::kina::TrafficRecord::bytes);
+  py::class_<mlir::kina::FunctionCostRecord>(m, "FunctionCostRecord")
+      .def_readonly("function", &mlir::kina::FunctionCostRecord::function)
+      .def_readonly("location", &mlir::kina::FunctionCostRecord::location)
+      .def_readonly("flops", &mlir::kina::FunctionCostRecord::flops)
+      .def_readonly("peak_bytes", &mlir::kina::FunctionCostRecord::peakBytes)
+      .def_readonly("bytes_sent", &mlir::kina::FunctionCostRecord::bytesSent)
+      .def_readonly("traffic", &mlir::kina::FunctionCostRecord::traffic)
+      .def("remark", [](const mlir::kina::FunctionCostRecord &r) {
+        return mlir::kina::remarkText(r);
       });
-  py::class_<kina::CostRecords>(m, "CostRecords")
-      .def_readonly("collectives", &kina::CostRecords::collectives)
-      .def_readonly("costs", &kina::CostRecords::costs);
+  py::class_<mlir::kina::CostRecords>(m, "CostRecords")
+      .def_readonly("collectives", &mlir::kina::CostRecords::collectives)
+      .def_readonly("costs", &mlir::kina::CostRecords::costs);
 
   m.def(
       "compile_to_file",
       [](const std::string &text, const std::string &filename,
          const std::string &soPath, bool probes,
          const std::string &matmulTuning, bool locations) {
-        kina::CompileOutput output;
+        mlir::kina::CompileOutput output;
         {
           py::gil_scoped_release release;
-          output = kina::compileKinaSource(text, filename, soPath, probes,
-                                           matmulTuning, locations);
+          output = mlir::kina::compileKinaSource(text, filename, soPath, probes,
+                                                 matmulTuning, locations);
         }
         py::dict ir;
         ir["kina"] = output.kinaIR;
@@ -662,7 +665,8 @@ PYBIND11_MODULE(_kina, m) {
   m.def(
       "host_cpu",
       [] {
-        kina::HostMatmulModel model = kina::describeHostMatmulModel();
+        mlir::kina::HostMatmulModel model =
+            mlir::kina::describeHostMatmulModel();
         py::dict parameters;
         parameters["tile-m"] = model.tileM;
         parameters["cache-m"] = model.cacheM;
@@ -678,10 +682,10 @@ PYBIND11_MODULE(_kina, m) {
   m.def(
       "check",
       [](const std::string &text, const std::string &filename) {
-        kina::CompileOutput output;
+        mlir::kina::CompileOutput output;
         {
           py::gil_scoped_release release;
-          output = kina::checkKinaSource(text, filename);
+          output = mlir::kina::checkKinaSource(text, filename);
         }
         return py::make_tuple(output.ok, output.diagnostics, output.kinaIR);
       },

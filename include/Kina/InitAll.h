@@ -8,7 +8,7 @@ namespace mlir {
 class DialectRegistry;
 } // namespace mlir
 
-namespace kina {
+namespace mlir::kina {
 /// The dialects of kina programs: kina and func.
 void registerAllDialects(mlir::DialectRegistry &registry);
 /// Kina's passes and named pipelines.
@@ -19,6 +19,6 @@ void registerAllTranslations(const std::string &outputPath);
 /// `--kina-to-so`: `.kina` source or a kina `.mlir` in, a shared object
 /// out (`--emit-header` also writes the C header beside `outputPath`).
 void registerKinaToSharedObjectTranslation(const std::string &outputPath);
-} // namespace kina
+} // namespace mlir::kina
 
 #endif // KINA_INITALL_H

@@ -8,7 +8,7 @@
 
 #include <unistd.h>
 
-using namespace kina;
+using namespace mlir::kina;
 
 static constexpr int64_t KiB = 1024;
 
@@ -33,7 +33,7 @@ static const CPUDescription kKnownCPUs[] = {
 static constexpr CacheLevel kFallbackL1{32 * KiB, 8};
 static constexpr CacheLevel kFallbackL2{512 * KiB, 8};
 
-llvm::ArrayRef<CPUDescription> kina::knownCPUs() { return kKnownCPUs; }
+llvm::ArrayRef<CPUDescription> mlir::kina::knownCPUs() { return kKnownCPUs; }
 
 static const CPUDescription *findKnown(llvm::StringRef name) {
   const CPUDescription *found = llvm::find_if(
@@ -52,7 +52,7 @@ static std::optional<CacheLevel> reportedCache(int sizeName, int waysName,
   return level;
 }
 
-CPUDescription kina::hostCPU() {
+CPUDescription mlir::kina::hostCPU() {
   CPUDescription host;
   host.name = llvm::sys::getHostCPUName().str();
   const CPUDescription *known = findKnown(host.name);
@@ -77,7 +77,7 @@ CPUDescription kina::hostCPU() {
   return host;
 }
 
-std::optional<CPUDescription> kina::describeCPU(llvm::StringRef name) {
+std::optional<CPUDescription> mlir::kina::describeCPU(llvm::StringRef name) {
   if (name == "host")
     return hostCPU();
   if (const CPUDescription *known = findKnown(name))
@@ -85,7 +85,7 @@ std::optional<CPUDescription> kina::describeCPU(llvm::StringRef name) {
   return std::nullopt;
 }
 
-std::string kina::describableCPUNames() {
+std::string mlir::kina::describableCPUNames() {
   std::string names = "host";
   for (const CPUDescription &cpu : kKnownCPUs)
     names += ", " + cpu.name;

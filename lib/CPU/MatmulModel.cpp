@@ -12,7 +12,7 @@
 
 #include <algorithm>
 
-using namespace kina;
+using namespace mlir::kina;
 
 static constexpr int64_t kFloatBytes = 4;
 static constexpr int64_t kPageBytes = 4096;
@@ -24,7 +24,7 @@ static constexpr int64_t kTileVectors = 2;
 // (16 in flight) 8 x 32 measured 1-6% faster than 12 x 32 and 14 x 32.
 static constexpr int64_t kAccumulatorsPerFMAInFlight = 2;
 
-MatmulParameters kina::chooseMatmulParameters(const CPUDescription &cpu) {
+MatmulParameters mlir::kina::chooseMatmulParameters(const CPUDescription &cpu) {
   MatmulParameters p;
   p.tileN = kTileVectors * cpu.floatLanes();
   // Registers: the accumulators, B's vectors, one broadcast of A.

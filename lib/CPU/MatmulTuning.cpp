@@ -8,12 +8,12 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
-using namespace kina;
+using namespace mlir::kina;
 
 // The `format` field of a tuning file; python/kina/tune.py writes it.
 static constexpr int64_t kTuningFormat = 1;
 
-std::string kina::cpuKey(const CPUDescription &cpu) {
+std::string mlir::kina::cpuKey(const CPUDescription &cpu) {
   auto level = [](const CacheLevel &c) {
     return std::to_string(c.bytes / 1024) + " KiB " + std::to_string(c.ways) +
            "-way";
@@ -22,7 +22,8 @@ std::string kina::cpuKey(const CPUDescription &cpu) {
          level(cpu.l1d) + ", L2 " + level(cpu.l2);
 }
 
-std::optional<std::string> kina::checkTunedParameters(const TunedMatmul &t) {
+std::optional<std::string>
+mlir::kina::checkTunedParameters(const TunedMatmul &t) {
   if (t.tileM < 1 || t.tileM > kMaxTileRows)
     return "'tile-m' must be in [1, " + std::to_string(kMaxTileRows) +
            "], got " + std::to_string(t.tileM);
@@ -36,14 +37,14 @@ std::optional<std::string> kina::checkTunedParameters(const TunedMatmul &t) {
   return std::nullopt;
 }
 
-std::string kina::formatTunedMatmul(const TunedMatmul &t) {
+std::string mlir::kina::formatTunedMatmul(const TunedMatmul &t) {
   return std::to_string(t.m) + "x" + std::to_string(t.k) + "x" +
          std::to_string(t.n) + ":" + std::to_string(t.tileM) + ":" +
          std::to_string(t.cacheM) + ":" + std::to_string(t.cacheN) + ":" +
          std::to_string(t.cacheK);
 }
 
-std::optional<TunedMatmul> kina::parseTunedMatmul(llvm::StringRef text) {
+std::optional<TunedMatmul> mlir::kina::parseTunedMatmul(llvm::StringRef text) {
   auto [shape, parameters] = text.split(':');
   llvm::SmallVector<llvm::StringRef, 3> dims;
   llvm::SmallVector<llvm::StringRef, 4> values;
@@ -67,7 +68,7 @@ static llvm::Error fail(llvm::StringRef path, const llvm::Twine &message) {
 }
 
 llvm::Expected<std::vector<TunedMatmul>>
-kina::readMatmulTuning(llvm::StringRef path, const CPUDescription &cpu) {
+mlir::kina::readMatmulTuning(llvm::StringRef path, const CPUDescription &cpu) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path);
   if (!file)

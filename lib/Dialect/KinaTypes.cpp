@@ -26,22 +26,22 @@ void KinaDialect::registerTypes() {
       >();
 }
 
-Type mlir::kina::getElementType(MLIRContext *context, ::kina::DType dtype) {
-  const ::kina::DTypeInfo &info = ::kina::dtypeInfo(dtype);
+Type mlir::kina::getElementType(MLIRContext *context, mlir::kina::DType dtype) {
+  const mlir::kina::DTypeInfo &info = mlir::kina::dtypeInfo(dtype);
   if (info.isFloat)
     return Float32Type::get(context);
   return IntegerType::get(context, info.bytes * 8);
 }
 
-std::optional<::kina::DType> mlir::kina::getDType(Type elementType) {
-  for (const ::kina::DTypeInfo &info : ::kina::kDTypes)
+std::optional<mlir::kina::DType> mlir::kina::getDType(Type elementType) {
+  for (const mlir::kina::DTypeInfo &info : mlir::kina::kDTypes)
     if (elementType &&
         elementType == getElementType(elementType.getContext(), info.dtype))
       return info.dtype;
   return std::nullopt;
 }
 
-::kina::DType KinaTensorType::getDType() const {
+mlir::kina::DType KinaTensorType::getDType() const {
   return *mlir::kina::getDType(getElementType());
 }
 
@@ -93,7 +93,7 @@ KinaTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
                          << formatShape(shape);
     // Element counts (and so byte sizes) must stay representable.
     if (llvm::MulOverflow(elements, dim, elements) ||
-        elements > ::kina::kMaxElements)
+        elements > mlir::kina::kMaxElements)
       return emitError() << "kina tensor of shape " << formatShape(shape)
                          << " has too many elements";
   }

@@ -18,7 +18,7 @@
 
 using namespace mlir;
 
-namespace kina {
+namespace mlir::kina {
 OwningOpRef<ModuleOp> importKina(llvm::SourceMgr &sourceMgr,
                                  MLIRContext &context) {
   const llvm::MemoryBuffer *buffer =
@@ -88,4 +88,4 @@ void registerImportKinaTranslation() {
         registry.insert<mlir::kina::KinaDialect, func::FuncDialect>();
       });
 }
-} // namespace kina
+} // namespace mlir::kina

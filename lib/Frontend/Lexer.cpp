@@ -11,7 +11,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
-using namespace kina;
+using namespace mlir::kina;
 
 namespace {
 class Lexer {
@@ -214,6 +214,7 @@ Token Lexer::next() {
   return error(loc, "unexpected character " + shown);
 }
 
-std::vector<Token> kina::lex(llvm::StringRef source, DiagnosticList &diags) {
+std::vector<Token> mlir::kina::lex(llvm::StringRef source,
+                                   DiagnosticList &diags) {
   return Lexer(source, diags).run();
 }

@@ -20,21 +20,13 @@
 
 using namespace mlir;
 using namespace mlir::kina;
-using ::kina::Expr;
-using ::kina::Function;
-using ::kina::Program;
-using ::kina::SourceLoc;
-using ::kina::Statement;
-using ::kina::SurfaceAttrKind;
-using ::kina::SurfaceOp;
-using ::kina::TypeSpec;
 
 /// `Tensor[F32, [1, 4, 4], @host]`, as the source writes types.
 static std::string formatType(Type type) {
   auto tensor = dyn_cast<KinaTensorType>(type);
   if (!tensor)
     return "a value that is not a kina tensor";
-  std::string element(::kina::dtypeInfo(tensor.getDType()).sourceName);
+  std::string element(mlir::kina::dtypeInfo(tensor.getDType()).sourceName);
   return "Tensor[" + element + ", " + formatShape(tensor.getShape()) + ", " +
          tensor.getPlacement().str() + "]";
 }
@@ -63,7 +55,7 @@ private:
 
   KinaTensorType convertType(const TypeSpec &spec);
   PlacementAttr convertPlacement(const TypeSpec &spec);
-  void genMesh(const ::kina::MeshDecl &decl);
+  void genMesh(const mlir::kina::MeshDecl &decl);
   Value placeAs(Value value, PlacementAttr placement, SourceLoc where);
   void declareFunction(const Function &fn);
   void declareReuses(const Function &fn, func::FuncOp op,
@@ -198,7 +190,7 @@ KinaTensorType MLIRGen::convertType(const TypeSpec &spec) {
 }
 
 /// `kina.mesh @mesh [...]` from `@mesh([...], axes=[...])`.
-void MLIRGen::genMesh(const ::kina::MeshDecl &decl) {
+void MLIRGen::genMesh(const mlir::kina::MeshDecl &decl) {
   SmallVector<StringRef> names(decl.axes.begin(), decl.axes.end());
   if (!decl.hasAxes) {
     if (decl.shape.size() > 1) {
@@ -290,7 +282,7 @@ void MLIRGen::declareFunction(const Function &fn) {
   SmallVector<Type> inputs;
   SmallVector<std::string> inputNames;
   bool ok = true;
-  for (const ::kina::Param &param : fn.params) {
+  for (const mlir::kina::Param &param : fn.params) {
     KinaTensorType type = convertType(param.type);
     ok &= bool(type);
     inputs.push_back(type);
@@ -378,7 +370,7 @@ std::string MLIRGen::paramName(func::FuncOp fn, unsigned i) {
 /// seed `d_result` when F's result is not rank 0) and returns F's result
 /// and the gradient of each `wrt` parameter, of its type.
 void MLIRGen::declareReverseMode(const Function &fn) {
-  const ::kina::ReverseModeDecl &decl = *fn.reverseMode;
+  const mlir::kina::ReverseModeDecl &decl = *fn.reverseMode;
   auto [it, inserted] = functions.try_emplace(fn.name);
   if (!inserted) {
     error(fn.loc) << "function '" << fn.name << "' is defined twice";
@@ -563,7 +555,7 @@ void MLIRGen::genReturn(const Statement &stmt, FunctionInfo &info) {
 /// Binds `name` (once per function; `_` binds nothing) to `value`, null
 /// when the statement failed (its uses are then not reported again).
 void MLIRGen::bind(const std::string &name, SourceLoc where, Value value) {
-  if (name == ::kina::kDiscardName)
+  if (name == mlir::kina::kDiscardName)
     return;
   auto previous = boundAt.find(name);
   if (previous != boundAt.end()) {
@@ -663,7 +655,7 @@ Value MLIRGen::checkAscription(const Statement &stmt, Value value) {
 Value MLIRGen::genExpr(const Expr &expr) {
   switch (expr.kind) {
   case Expr::Kind::Name: {
-    if (expr.name == ::kina::kDiscardName) {
+    if (expr.name == mlir::kina::kDiscardName) {
       error(expr.loc) << "'_' discards a value; it cannot be read";
       return nullptr;
     }
@@ -739,7 +731,9 @@ bool MLIRGen::isElementwise(const SurfaceOp &op) {
 /// takes its shape from the first operand with a shape of its own, by the
 /// op's shape rules; that one is generated first.
 std::optional<SmallVector<Value>> MLIRGen::genOperands(const Expr &expr) {
-  auto isContextual = [](const ::kina::ExprPtr &e) { return e->isContextual(); };
+  auto isContextual = [](const mlir::kina::ExprPtr &e) {
+    return e->isContextual();
+  };
   size_t count = expr.operands.size();
   size_t anchor = llvm::find_if_not(expr.operands, isContextual) -
                   expr.operands.begin();
@@ -817,7 +811,7 @@ bool MLIRGen::collectAttrs(const Expr &expr,
   for (unsigned i = 0; i < expr.op->numAttrs; ++i) {
     if (!expr.attrs[i])
       continue;
-    const ::kina::AttrValue &value = *expr.attrs[i];
+    const mlir::kina::AttrValue &value = *expr.attrs[i];
     Attribute attr;
     switch (value.kind) {
     case SurfaceAttrKind::Int:
@@ -942,9 +936,9 @@ void MLIRGen::checkRecursion(const Program &program) {
       visit(fn.name);
 }
 
-namespace kina {
+namespace mlir::kina {
 OwningOpRef<ModuleOp> mlirGen(MLIRContext &context, const Program &program,
                               StringRef filename) {
   return MLIRGen(context, filename).run(program);
 }
-} // namespace kina
+} // namespace mlir::kina

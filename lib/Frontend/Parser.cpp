@@ -18,7 +18,7 @@
 #include <cmath>
 #include <cstdlib>
 
-using namespace kina;
+using namespace mlir::kina;
 
 namespace {
 /// Thrown-free error signalling: a failed parse returns null / false after
@@ -986,7 +986,8 @@ bool Expr::isContextual() const {
          llvm::any_of(attrs, [](const auto &a) { return !a.has_value(); });
 }
 
-Program kina::parseProgram(llvm::StringRef source, DiagnosticList &diags) {
+Program mlir::kina::parseProgram(llvm::StringRef source,
+                                 DiagnosticList &diags) {
   Program program = Parser(lex(source, diags), diags).parseProgram();
   program.complete = diags.empty();
   return program;

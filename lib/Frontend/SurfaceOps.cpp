@@ -3,13 +3,13 @@
 
 #include <cstring>
 
-namespace kina {
+namespace mlir::kina {
 #include "Kina/Frontend/KinaSurfaceOps.inc"
-} // namespace kina
+} // namespace mlir::kina
 
-using namespace kina;
+using namespace mlir::kina;
 
-llvm::ArrayRef<SurfaceOp> kina::surfaceOps() { return surfaceOpTable; }
+llvm::ArrayRef<SurfaceOp> mlir::kina::surfaceOps() { return surfaceOpTable; }
 
 const SurfaceAttr *SurfaceOp::findAttr(llvm::StringRef name) const {
   for (unsigned i = 0; i < numAttrs; ++i)
@@ -25,19 +25,19 @@ template <typename Pred> static const SurfaceOp *findOp(Pred pred) {
   return nullptr;
 }
 
-const SurfaceOp *kina::lookupSurfaceOp(llvm::StringRef name) {
+const SurfaceOp *mlir::kina::lookupSurfaceOp(llvm::StringRef name) {
   if (name.empty())
     return nullptr;
   return findOp([&](const SurfaceOp &op) { return name == op.surfaceName; });
 }
 
-const SurfaceOp *kina::lookupInfixOp(llvm::StringRef token) {
+const SurfaceOp *mlir::kina::lookupInfixOp(llvm::StringRef token) {
   if (token.empty())
     return nullptr;
   return findOp([&](const SurfaceOp &op) { return token == op.infix; });
 }
 
-const SurfaceOp *kina::lookupPrefixOp(llvm::StringRef token) {
+const SurfaceOp *mlir::kina::lookupPrefixOp(llvm::StringRef token) {
   if (token.empty())
     return nullptr;
   return findOp([&](const SurfaceOp &op) { return token == op.prefix; });

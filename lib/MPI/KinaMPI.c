@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "Kina/API/ABI.h"
+#include "Kina/ABI/ABI.h"
 
 #define KINA_MPI_EXPORT __attribute__((visibility("default")))
 

@@ -13,10 +13,6 @@
 
 using namespace mlir;
 using namespace mlir::kina;
-using ::kina::FunctionSignature;
-using ::kina::ModuleSignature;
-using ::kina::Probe;
-using ::kina::TensorSignature;
 
 static FailureOr<TensorSignature> tensorSignature(func::FuncOp fn, Type type,
                                                   std::string name) {
@@ -39,8 +35,8 @@ static void noteReuses(func::FuncOp fn, unsigned i, TensorSignature &result) {
 }
 
 /// `tensor`, a block of `global` on `mesh`: where it lies.
-static ::kina::Placement placementOf(KinaTensorType global, MeshOp mesh) {
-  ::kina::Placement placement;
+static mlir::kina::Placement placementOf(KinaTensorType global, MeshOp mesh) {
+  mlir::kina::Placement placement;
   PlacementAttr attr = global.getPlacement();
   placement.text = attr.str();
   placement.shape.assign(global.getShape().begin(), global.getShape().end());
@@ -231,7 +227,7 @@ FailureOr<ModuleSignature> mlir::kina::getModuleSignature(ModuleOp module) {
       return fn.emitError("function 'main' clashes with the export of the "
                           "@main entry as kina_main");
     std::string exported = KINA_EXPORT_PREFIX + fn.getName().str();
-    if (llvm::is_contained(::kina::kRuntimeExports, exported))
+    if (llvm::is_contained(mlir::kina::kRuntimeExports, exported))
       return fn.emitError("function '")
              << fn.getName() << "' clashes with the runtime's " << exported
              << "; rename it";

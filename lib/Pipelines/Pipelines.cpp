@@ -44,11 +44,11 @@ void mlir::kina::buildOneDeviceToLinalgPipeline(OpPassManager &pm) {
 }
 
 void mlir::kina::buildLinalgToLLVMPipeline(
-    OpPassManager &pm, const ::kina::CPUDescription &cpu,
-    llvm::ArrayRef<::kina::TunedMatmul> tuned) {
+    OpPassManager &pm, const mlir::kina::CPUDescription &cpu,
+    llvm::ArrayRef<mlir::kina::TunedMatmul> tuned) {
   // Register and cache tiles from the target CPU's registers, FMA latency
   // and caches (lib/CPU/MatmulModel.cpp).
-  ::kina::MatmulParameters model = ::kina::chooseMatmulParameters(cpu);
+  mlir::kina::MatmulParameters model = mlir::kina::chooseMatmulParameters(cpu);
   TileMatmulsPassOptions matmul;
   matmul.tileM = model.tileM;
   matmul.tileN = model.tileN;
@@ -57,8 +57,8 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   matmul.cacheK = model.cacheK;
   matmul.streamRows = model.streamRows;
   matmul.l1WayBytes = model.l1WayBytes;
-  for (const ::kina::TunedMatmul &t : tuned)
-    matmul.tuned.push_back(::kina::formatTunedMatmul(t));
+  for (const mlir::kina::TunedMatmul &t : tuned)
+    matmul.tuned.push_back(mlir::kina::formatTunedMatmul(t));
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
   // A result declared `@reuses(p)` is computed into p's tensor (before the
   // tilings, which then carry p as their destination)...
@@ -153,7 +153,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(
 
 void mlir::kina::buildKinaToLLVMPipeline(OpPassManager &pm) {
   buildKinaToLinalgPipeline(pm);
-  buildLinalgToLLVMPipeline(pm, ::kina::hostCPU());
+  buildLinalgToLLVMPipeline(pm, mlir::kina::hostCPU());
 }
 
 void mlir::kina::registerPipelineDependencies(DialectRegistry &registry) {
@@ -177,6 +177,6 @@ void mlir::kina::registerKinaPipelines() {
       "Lower the output of --kina-to-linalg to the LLVM dialect for the "
       "host CPU (the second half of --kina-to-llvm)",
       [](OpPassManager &pm) {
-        buildLinalgToLLVMPipeline(pm, ::kina::hostCPU());
+        buildLinalgToLLVMPipeline(pm, mlir::kina::hostCPU());
       });
 }

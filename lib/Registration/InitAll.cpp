@@ -12,11 +12,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 
-void kina::registerAllDialects(mlir::DialectRegistry &registry) {
+void mlir::kina::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::kina::KinaDialect, mlir::func::FuncDialect>();
 }
 
-void kina::registerAllPasses() {
+void mlir::kina::registerAllPasses() {
   mlir::kina::registerKinaConversionPasses();
   mlir::kina::registerKinaToLinalgPipeline();
   mlir::kina::registerKinaTransformsPasses();
@@ -25,7 +25,7 @@ void kina::registerAllPasses() {
   mlir::kina::registerKinaPipelines();
 }
 
-void kina::registerAllTranslations(const std::string &outputPath) {
+void mlir::kina::registerAllTranslations(const std::string &outputPath) {
   registerImportKinaTranslation();
   registerKinaToSharedObjectTranslation(outputPath);
 }

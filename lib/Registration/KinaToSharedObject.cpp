@@ -1,7 +1,7 @@
 //===- KinaToSharedObject.cpp - The --kina-to-so translation --------------===//
 //
 // Composes the frontend (for `.kina` input) and the compile driver
-// (Kina/API/CompileModule.h); lib/Target itself only turns a lowered
+// (Kina/Compiler/CompileModule.h); lib/Target itself only turns a lowered
 // module into an object and never parses source.
 // Input: `.kina` source (by its extension) or a kina dialect `.mlir`.
 // Output: the shared object's bytes; with `--emit-header`, the C header is
@@ -11,7 +11,7 @@
 
 #include "Kina/InitAll.h"
 
-#include "Kina/API/CompileModule.h"
+#include "Kina/Compiler/CompileModule.h"
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Frontend/MLIRGen.h"
 #include "Kina/Target/CHeader.h"
@@ -63,7 +63,7 @@ static llvm::cl::opt<std::string> matmulTuning(
     llvm::cl::init(""));
 
 /// The C header of `signature` beside `output` (out.so -> out.h).
-static LogicalResult writeHeader(const ::kina::ModuleSignature &signature,
+static LogicalResult writeHeader(const mlir::kina::ModuleSignature &signature,
                                  StringRef output, Location loc) {
   if (output == "-")
     return emitError(loc) << "--emit-header needs an output file (-o out.so)";
@@ -99,7 +99,7 @@ static LogicalResult translateToSharedObject(
           ->getBufferIdentifier();
   OwningOpRef<ModuleOp> module =
       name.ends_with(".kina")
-          ? ::kina::importKina(*sourceMgr, *context)
+          ? mlir::kina::importKina(*sourceMgr, *context)
           : parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
   if (!module || failed(verify(*module)))
     return failure();
@@ -128,7 +128,7 @@ static LogicalResult translateToSharedObject(
   return success();
 }
 
-void ::kina::registerKinaToSharedObjectTranslation(
+void mlir::kina::registerKinaToSharedObjectTranslation(
     const std::string &outputPath) {
   static TranslateRegistration registration(
       "kina-to-so",

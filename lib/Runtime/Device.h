@@ -7,7 +7,7 @@
 #ifndef KINA_LIB_RUNTIME_DEVICE_H
 #define KINA_LIB_RUNTIME_DEVICE_H
 
-#include "Kina/API/ABI.h"
+#include "Kina/ABI/ABI.h"
 
 /* The device the calling thread runs, or NULL outside an SPMD export. */
 const struct kina_device *kina_current_device(void);

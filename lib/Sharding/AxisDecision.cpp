@@ -39,7 +39,7 @@ AxisDecision mlir::kina::decideAxis(Operation *op, const ShardingRule &rule,
       type = type.withPlacement(result);
     return bytesSentPerDevice(
         kind, ShapedType::getNumElements(blockShape(type, mesh)),
-        ::kina::dtypeInfo(type.getDType()).bytes, size);
+        mlir::kina::dtypeInfo(type.getDType()).bytes, size);
   };
   std::optional<int64_t> wantedDim =
       resultType.getPlacement().isMesh()

@@ -61,7 +61,7 @@ public:
     if (!type)
       return 0;
     return ShapedType::getNumElements(shapeOf(value)) *
-           ::kina::dtypeInfo(type.getDType()).bytes;
+           mlir::kina::dtypeInfo(type.getDType()).bytes;
   }
 
 private:
@@ -165,13 +165,13 @@ static LogicalResult checkCostable(Operation *root) {
   return failure(undecided.wasInterrupted());
 }
 
-FailureOr<::kina::FunctionCostRecord>
+FailureOr<mlir::kina::FunctionCostRecord>
 mlir::kina::costRecord(func::FuncOp fn) {
   if (failed(checkCostable(fn)))
     return failure();
   CostModel model(MeshOp::lookup(fn));
   const FunctionCost &cost = model.of(fn);
-  ::kina::FunctionCostRecord record;
+  mlir::kina::FunctionCostRecord record;
   record.function = fn.getName().str();
   record.location = locationText(fn.getLoc());
   record.flops = cost.flops;
@@ -185,13 +185,13 @@ mlir::kina::costRecord(func::FuncOp fn) {
 }
 
 LogicalResult mlir::kina::remarkCost(func::FuncOp fn,
-                                     ::kina::CostRecords *records) {
-  FailureOr<::kina::FunctionCostRecord> record = costRecord(fn);
+                                     mlir::kina::CostRecords *records) {
+  FailureOr<mlir::kina::FunctionCostRecord> record = costRecord(fn);
   if (failed(record))
     return failure();
   // At the function's location, without the function (as a collective's
   // remark): one located line.
-  mlir::emitRemark(fn.getLoc()) << ::kina::remarkText(*record);
+  mlir::emitRemark(fn.getLoc()) << mlir::kina::remarkText(*record);
   if (records)
     records->costs.push_back(std::move(*record));
   return success();

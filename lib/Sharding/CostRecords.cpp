@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-std::string kina::remarkText(const CollectiveRecord &record) {
+std::string mlir::kina::remarkText(const CollectiveRecord &record) {
   std::ostringstream os;
   os << "inserted kina." << record.kind << " over mesh axis '" << record.over
      << "' of a value placed " << record.placement;
@@ -21,7 +21,7 @@ std::string kina::remarkText(const CollectiveRecord &record) {
   return os.str();
 }
 
-std::string kina::remarkText(const FunctionCostRecord &record) {
+std::string mlir::kina::remarkText(const FunctionCostRecord &record) {
   std::ostringstream os;
   os << "cost of '" << record.function << "', per device: " << record.flops
      << " FLOPs, " << record.peakBytes << " bytes at peak;";

@@ -42,7 +42,7 @@ static PlacementAttr placementOf(Value value) {
 namespace {
 class Propagation {
 public:
-  Propagation(MeshOp mesh, ::kina::CostRecords *records)
+  Propagation(MeshOp mesh, mlir::kina::CostRecords *records)
       : mesh(mesh), records(records) {}
 
   LogicalResult run(func::FuncOp fn);
@@ -55,7 +55,7 @@ private:
   /// `serves`: the value the conversion is for (a gradient), or "".
   FailureOr<Value> convert(Operation *at, Value value, PlacementAttr target,
                            const Twine &why,
-                           ArrayRef<::kina::WeighedPlan> weighed = {},
+                           ArrayRef<mlir::kina::WeighedPlan> weighed = {},
                            StringRef serves = "");
   /// Why claiming operand `operand` of `op`, split on `dim` over `axis`,
   /// is gathered under `decision`.
@@ -71,7 +71,7 @@ private:
 
   MeshOp mesh;
   /// Where the records of the collectives inserted go, when anywhere.
-  ::kina::CostRecords *records;
+  mlir::kina::CostRecords *records;
   /// Where each value's placement came from (an annotation), for remarks.
   DenseMap<Value, std::string> origin;
   /// Where a value's split or partial sum over one mesh axis came from,
@@ -133,18 +133,18 @@ static bool isParameterView(Value value) {
 
 FailureOr<Value> Propagation::convert(Operation *at, Value value,
                                       PlacementAttr target, const Twine &why,
-                                      ArrayRef<::kina::WeighedPlan> weighed,
+                                      ArrayRef<mlir::kina::WeighedPlan> weighed,
                                       StringRef serves) {
   OpBuilder builder(at);
   SmallVector<Operation *> made;
-  std::vector<::kina::WeighedPlan> orders;
+  std::vector<mlir::kina::WeighedPlan> orders;
   FailureOr<Value> converted =
       convertPlacement(builder, at->getLoc(), value, target,
                        [&](Operation *op) { made.push_back(op); }, &orders);
   if (failed(converted))
     return failure();
-  ArrayRef<::kina::WeighedPlan> alternatives =
-      !orders.empty() ? ArrayRef<::kina::WeighedPlan>(orders) : weighed;
+  ArrayRef<mlir::kina::WeighedPlan> alternatives =
+      !orders.empty() ? ArrayRef<mlir::kina::WeighedPlan>(orders) : weighed;
   auto fn = at->getParentOfType<func::FuncOp>();
   for (Operation *op : made) {
     // Each step of a chain says the placement its own input has, and the
@@ -160,7 +160,7 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
     int64_t bytes = bytesSentPerDevice(op);
     if (bytes == 0)
       continue; // all_slice: each device keeps its block, nothing moves
-    ::kina::CollectiveRecord record;
+    mlir::kina::CollectiveRecord record;
     record.function = fn.getName().str();
     record.location = locationText(at->getLoc());
     record.kind = op->getName().stripDialect().str();
@@ -173,7 +173,7 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
     record.weighed.assign(alternatives.begin(), alternatives.end());
     // At the op's location, without the op (Operation::emitRemark would
     // print it beside the remark): a remark is one located line.
-    mlir::emitRemark(at->getLoc()) << ::kina::remarkText(record);
+    mlir::emitRemark(at->getLoc()) << mlir::kina::remarkText(record);
     if (records)
       records->collectives.push_back(std::move(record));
   }
@@ -230,7 +230,7 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   auto operandName = [](unsigned i) { return "operand #" + std::to_string(i); };
   auto replaceOperand =
       [&](unsigned i, PlacementAttr target, const Twine &why,
-          ArrayRef<::kina::WeighedPlan> weighed = {}) -> LogicalResult {
+          ArrayRef<mlir::kina::WeighedPlan> weighed = {}) -> LogicalResult {
     FailureOr<Value> converted =
         convert(op, op->getOperand(i), target, why, weighed);
     if (failed(converted))
@@ -563,10 +563,10 @@ namespace {
 struct PropagateShardingPass
     : mlir::kina::impl::PropagateShardingPassBase<PropagateShardingPass> {
   PropagateShardingPass() = default;
-  explicit PropagateShardingPass(::kina::CostRecords *records)
+  explicit PropagateShardingPass(mlir::kina::CostRecords *records)
       : records(records) {}
 
-  ::kina::CostRecords *records = nullptr;
+  mlir::kina::CostRecords *records = nullptr;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -585,6 +585,6 @@ struct PropagateShardingPass
 } // namespace
 
 std::unique_ptr<Pass>
-mlir::kina::createPropagateShardingPass(::kina::CostRecords &records) {
+mlir::kina::createPropagateShardingPass(mlir::kina::CostRecords &records) {
   return std::make_unique<PropagateShardingPass>(&records);
 }

@@ -16,7 +16,7 @@ FailureOr<Value>
 mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
                              PlacementAttr target,
                              function_ref<void(Operation *)> onCreated,
-                             std::vector<::kina::WeighedPlan> *weighed) {
+                             std::vector<mlir::kina::WeighedPlan> *weighed) {
   auto placementOf = [](Value v) {
     return cast<KinaTensorType>(v.getType()).getPlacement();
   };
@@ -78,7 +78,7 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
       llvm::to_vector(llvm::seq<unsigned>(0, order.size()));
   SmallVector<StringAttr> cheapest = order;
   std::optional<int64_t> fewest;
-  std::vector<::kina::WeighedPlan> tries;
+  std::vector<mlir::kina::WeighedPlan> tries;
   std::set<int64_t> totals;
   do {
     SmallVector<StringAttr> tried =
@@ -161,8 +161,8 @@ int64_t mlir::kina::bytesSentPerDevice(Operation *collective) {
           .Default([](Operation *) { return std::nullopt; });
   if (!kind) // all_slice: each device keeps its block
     return 0;
-  return bytesSentPerDevice(
-      *kind, ShapedType::getNumElements(blockShape(input, mesh)),
-      ::kina::dtypeInfo(input.getDType()).bytes,
-      mesh.getAxisSize(named.getOver()).value_or(1));
+  return bytesSentPerDevice(*kind,
+                            ShapedType::getNumElements(blockShape(input, mesh)),
+                            mlir::kina::dtypeInfo(input.getDType()).bytes,
+                            mesh.getAxisSize(named.getOver()).value_or(1));
 }

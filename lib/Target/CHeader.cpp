@@ -6,14 +6,15 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
-using namespace ::kina;
+using namespace mlir::kina;
 using llvm::raw_ostream;
 
 std::string mlir::kina::renderCHeader(const ModuleSignature &signature,
                                       llvm::StringRef guard) {
   auto cType = [](DType dtype) { return dtypeInfo(dtype).cType; };
   auto shape = [](const TensorSignature &t) {
-    return std::string(dtypeInfo(t.dtype).name) + ::kina::formatShape(t.shape);
+    return std::string(dtypeInfo(t.dtype).name) +
+           mlir::kina::formatShape(t.shape);
   };
   // Kina names are identifiers, but may be C keywords or an output's name.
   static const llvm::StringSet<> cKeywords = {

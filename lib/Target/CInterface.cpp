@@ -1,7 +1,7 @@
 //===- CInterface.cpp - The C ABI wrappers of a .so -----------------------===//
 #include "CInterface.h"
 
-#include "Kina/API/ABI.h"
+#include "Kina/ABI/ABI.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/IR/Constants.h"
@@ -9,8 +9,8 @@
 #include "llvm/IR/IRBuilder.h"
 
 using namespace mlir;
-using ::kina::FunctionSignature;
-using ::kina::ModuleSignature;
+using mlir::kina::FunctionSignature;
+using mlir::kina::ModuleSignature;
 
 /// In `wrapper`: when a buffer the call writes overlaps another
 /// (kina_buffers_overlap, lib/Runtime/Buffers.c), return
@@ -20,16 +20,16 @@ static void refuseOverlaps(llvm::Module &module, llvm::IRBuilder<> &b,
                            llvm::Function *wrapper) {
   llvm::LLVMContext &ctx = module.getContext();
   SmallVector<llvm::Constant *> bytes, written;
-  auto add = [&](const ::kina::TensorSignature &tensor, bool writes) {
+  auto add = [&](const mlir::kina::TensorSignature &tensor, bool writes) {
     bytes.push_back(b.getInt64(tensor.numBytes()));
     written.push_back(b.getInt8(writes));
   };
   for (unsigned i = 0; i < sig.params.size(); ++i)
     add(sig.params[i], sig.isDonated(i));
-  for (const ::kina::TensorSignature &result : sig.results)
+  for (const mlir::kina::TensorSignature &result : sig.results)
     if (!result.reuses)
       add(result, true);
-  for (const ::kina::Probe &probe : sig.probes)
+  for (const mlir::kina::Probe &probe : sig.probes)
     add(probe.tensor, true);
   auto constantArray = [&](llvm::Type *element,
                            ArrayRef<llvm::Constant *> values) {
@@ -135,8 +135,8 @@ static LogicalResult addWrapper(llvm::Module &module,
   auto *packed = llvm::Function::Create(
       llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, false),
       llvm::GlobalValue::ExternalLinkage,
-      perDevice ? ::kina::packedDeviceEntrySymbol(sig.name)
-                : ::kina::packedEntrySymbol(sig.name),
+      perDevice ? mlir::kina::packedDeviceEntrySymbol(sig.name)
+                : mlir::kina::packedEntrySymbol(sig.name),
       module);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", packed));
   SmallVector<llvm::Value *> unpacked;
@@ -166,7 +166,7 @@ LogicalResult mlir::kina::addCInterface(llvm::Module &module,
     fn->setLinkage(llvm::GlobalValue::InternalLinkage);
 
   llvm::IRBuilder<> b(module.getContext());
-  auto *json = b.CreateGlobalString(::kina::renderSignatureJson(signature),
+  auto *json = b.CreateGlobalString(mlir::kina::renderSignatureJson(signature),
                                     "kina.signature", 0, &module);
   json->setLinkage(llvm::GlobalValue::PrivateLinkage);
   auto *getter = llvm::Function::Create(

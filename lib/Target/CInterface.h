@@ -2,7 +2,7 @@
 #ifndef KINA_LIB_TARGET_CINTERFACE_H
 #define KINA_LIB_TARGET_CINTERFACE_H
 
-#include "Kina/API/Signature.h"
+#include "Kina/Signature/Signature.h"
 
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
@@ -15,8 +15,7 @@ namespace mlir::kina {
 /// each function of `signature`, their packed entries, and
 /// `kina_module_signature()`; every lowered function becomes internal.
 LogicalResult addCInterface(llvm::Module &module,
-                            const ::kina::ModuleSignature &signature,
-                            Location loc);
+                            const ModuleSignature &signature, Location loc);
 
 } // namespace mlir::kina
 

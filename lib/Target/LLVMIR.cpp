@@ -12,11 +12,9 @@
 
 using namespace mlir;
 
-std::unique_ptr<llvm::Module>
-mlir::kina::translateToLLVMIR(ModuleOp lowered,
-                              const ::kina::ModuleSignature &signature,
-                              llvm::TargetMachine &machine,
-                              llvm::LLVMContext &context) {
+std::unique_ptr<llvm::Module> mlir::kina::translateToLLVMIR(
+    ModuleOp lowered, const mlir::kina::ModuleSignature &signature,
+    llvm::TargetMachine &machine, llvm::LLVMContext &context) {
   Location loc = lowered.getLoc();
   registerBuiltinDialectTranslation(*lowered.getContext());
   registerLLVMDialectTranslation(*lowered.getContext());

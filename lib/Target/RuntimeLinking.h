@@ -10,7 +10,7 @@ namespace mlir::kina {
 
 /// Links lib/Runtime (the thread pool behind `kina_parallel_for`, the
 /// allocator behind `_mlir_memref_to_llvm_alloc/free`, the collectives)
-/// into `module`, keeping only its exports (::kina::kRuntimeExports)
+/// into `module`, keeping only its exports (mlir::kina::kRuntimeExports)
 /// visible.
 LogicalResult linkRuntime(llvm::Module &module, Location loc);
 

@@ -11,7 +11,7 @@
 using namespace mlir;
 
 std::unique_ptr<llvm::TargetMachine>
-mlir::kina::createTargetMachine(const ::kina::CPUDescription &cpu,
+mlir::kina::createTargetMachine(const mlir::kina::CPUDescription &cpu,
                                 bool hostFeatures, Location loc) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -40,4 +40,3 @@ mlir::kina::createTargetMachine(const ::kina::CPUDescription &cpu,
       triple, cpu.name, features.getString(), options,
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
-

@@ -14,7 +14,7 @@
 
 #include "Kina/Transforms/Passes.h"
 
-#include "Kina/API/ABI.h"
+#include "Kina/ABI/ABI.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -33,7 +33,7 @@ namespace mlir::kina {
 
 using namespace mlir;
 
-using ::kina::kCacheLineBytes;
+using mlir::kina::kCacheLineBytes;
 
 /// The most steps of K one prefetch serves, and so the unroll factor of the
 /// register loop: 8 steps of a 6 x 16 AVX2 tile are about 1 KB of code,

@@ -27,7 +27,7 @@ namespace mlir::kina {
 
 using namespace mlir;
 
-using ::kina::kCacheLineBytes;
+using mlir::kina::kCacheLineBytes;
 
 namespace {
 struct PrefetchPackedRowsPass

@@ -191,7 +191,8 @@ static void padTransposedRows(RewriterBase &rewriter, linalg::MatmulOp op,
     return;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  int64_t line = ::kina::kCacheLineBytes * 8 / type.getElementTypeBitWidth();
+  int64_t line =
+      mlir::kina::kCacheLineBytes * 8 / type.getElementTypeBitWidth();
   Value wide = tensor::EmptyOp::create(
       rewriter, loc, ArrayRef<int64_t>{k, m + line}, type.getElementType());
   OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
@@ -330,7 +331,7 @@ struct TileMatmulsPass
 
   /// What is wrong with the options, if anything.
   std::optional<std::string> badOption() const override {
-    if (std::optional<std::string> bad = ::kina::checkTunedParameters(
+    if (std::optional<std::string> bad = mlir::kina::checkTunedParameters(
             {0, 0, 0, tileM, cacheM, cacheN, cacheK}))
       return "option " + *bad;
     if (tileN < 1 || (kVectorColumns % tileN && tileN % kVectorColumns))
@@ -343,11 +344,12 @@ struct TileMatmulsPass
       return "option 'parallel-threshold' must be at least 1, got " +
              std::to_string(parallelThreshold);
     for (const std::string &entry : tuned) {
-      std::optional<::kina::TunedMatmul> t = ::kina::parseTunedMatmul(entry);
+      std::optional<mlir::kina::TunedMatmul> t =
+          mlir::kina::parseTunedMatmul(entry);
       if (!t)
         return "option 'tuned': '" + entry +
                "' is not MxKxN:tile-m:cache-m:cache-n:cache-k";
-      if (std::optional<std::string> bad = ::kina::checkTunedParameters(*t))
+      if (std::optional<std::string> bad = mlir::kina::checkTunedParameters(*t))
         return "option 'tuned': '" + entry + "': " + *bad;
     }
     return std::nullopt;
@@ -355,9 +357,10 @@ struct TileMatmulsPass
 
   /// The options for an M x K x N matmul: its entry in `entries` (the
   /// `tuned` option, parsed), else the pass's.
-  ::kina::TunedMatmul parametersFor(ArrayRef<::kina::TunedMatmul> entries,
-                                    int64_t m, int64_t k, int64_t n) const {
-    for (const ::kina::TunedMatmul &t : entries)
+  mlir::kina::TunedMatmul
+  parametersFor(ArrayRef<mlir::kina::TunedMatmul> entries, int64_t m, int64_t k,
+                int64_t n) const {
+    for (const mlir::kina::TunedMatmul &t : entries)
       if (t.m == m && t.k == k && t.n == n)
         return t;
     return {m, k, n, tileM, cacheM, cacheN, cacheK};
@@ -425,9 +428,9 @@ struct TileMatmulsPass
     if (!optionsAreValid())
       return;
     // Valid options: every entry parses.
-    SmallVector<::kina::TunedMatmul> entries;
+    SmallVector<mlir::kina::TunedMatmul> entries;
     for (const std::string &entry : tuned)
-      entries.push_back(*::kina::parseTunedMatmul(entry));
+      entries.push_back(*mlir::kina::parseTunedMatmul(entry));
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::BatchMatmulOp> batched;
     // Static shapes on tensors, the result's columns a multiple of tileN.
@@ -460,7 +463,7 @@ struct TileMatmulsPass
       // M tile while it is hot. The N tiles are independent: an scf.forall,
       // which kina-outline-parallel-loops hands to the thread pool, when
       // the matmul is worth waking threads for.
-      ::kina::TunedMatmul p = parametersFor(entries, m, k, n);
+      mlir::kina::TunedMatmul p = parametersFor(entries, m, k, n);
       int64_t tileM0 = cacheTile(m, p.cacheM);
       int64_t tileN0 = cacheTile(n, p.cacheN, tileN);
       int64_t tileK0 = cacheTile(k, p.cacheK);

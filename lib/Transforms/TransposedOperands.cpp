@@ -24,8 +24,8 @@ static OpFoldResult add(RewriterBase &rewriter, Location loc, OpFoldResult a,
       .getResult();
 }
 
-std::optional<kina::TransposedSlice>
-kina::sliceOfTranspose(RewriterBase &rewriter, Value slice) {
+std::optional<mlir::kina::TransposedSlice>
+mlir::kina::sliceOfTranspose(RewriterBase &rewriter, Value slice) {
   SmallVector<tensor::ExtractSliceOp> chain;
   Value view = slice;
   while (auto s = view.getDefiningOp<tensor::ExtractSliceOp>()) {
@@ -53,15 +53,16 @@ kina::sliceOfTranspose(RewriterBase &rewriter, Value slice) {
 
 /// `slice` of its source, unit strides.
 static Value extract(RewriterBase &rewriter, Location loc,
-                     const kina::TransposedSlice &slice) {
+                     const mlir::kina::TransposedSlice &slice) {
   OpFoldResult one = rewriter.getIndexAttr(1);
   return tensor::ExtractSliceOp::create(rewriter, loc, slice.source,
                                         slice.offsets, slice.sizes,
                                         ArrayRef<OpFoldResult>{one, one});
 }
 
-Value kina::packTransposedStrips(RewriterBase &rewriter, Location loc,
-                                 const TransposedSlice &block, int64_t width) {
+Value mlir::kina::packTransposedStrips(RewriterBase &rewriter, Location loc,
+                                       const TransposedSlice &block,
+                                       int64_t width) {
   // W's N x K block as strips x width x K; each strip transposed.
   Value rows = extract(rewriter, loc, block);
   auto type = cast<RankedTensorType>(rows.getType());
@@ -77,8 +78,8 @@ Value kina::packTransposedStrips(RewriterBase &rewriter, Location loc,
       ->getResult(0);
 }
 
-Value kina::columnFromRow(RewriterBase &rewriter, Location loc,
-                          const TransposedSlice &column) {
+Value mlir::kina::columnFromRow(RewriterBase &rewriter, Location loc,
+                                const TransposedSlice &column) {
   Value row = extract(rewriter, loc, column);
   auto type = cast<RankedTensorType>(row.getType());
   int64_t height = type.getDimSize(1);

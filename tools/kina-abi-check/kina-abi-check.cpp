@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/API/SharedLibrary.h"
-#include "Kina/API/TensorTypes.h"
+#include "Kina/ABI/TensorTypes.h"
+#include "Kina/Loader/SharedLibrary.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -38,9 +38,9 @@ static void *allocate(size_t bytes) { return std::malloc(bytes ? bytes : 1); }
 
 /// A value of every element: small floats, or the id --ids asks for at the
 /// element's width (kina::dtypeInfo).
-static void fill(void *buffer, const kina::TensorSignature &tensor) {
+static void fill(void *buffer, const mlir::kina::TensorSignature &tensor) {
   int64_t count = tensor.numElements();
-  const kina::DTypeInfo &info = kina::dtypeInfo(tensor.dtype);
+  const mlir::kina::DTypeInfo &info = mlir::kina::dtypeInfo(tensor.dtype);
   if (info.isFloat) {
     auto *data = static_cast<float *>(buffer);
     for (int64_t i = 0; i < count; ++i)
@@ -65,27 +65,27 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "Call every function of a Kina shared object\n");
   std::string error;
-  std::unique_ptr<kina::SharedLibrary> library =
-      kina::SharedLibrary::open(input, error);
+  std::unique_ptr<mlir::kina::SharedLibrary> library =
+      mlir::kina::SharedLibrary::open(input, error);
   if (!library) {
     errs() << "kina-abi-check: " << error << "\n";
     return 1;
   }
   const auto &functions = library->signature().functions;
   for (size_t f = 0; f < functions.size(); ++f) {
-    const kina::FunctionSignature &fn = functions[f];
+    const mlir::kina::FunctionSignature &fn = functions[f];
     std::vector<void *> buffers;
-    for (const kina::TensorSignature &param : fn.params) {
+    for (const mlir::kina::TensorSignature &param : fn.params) {
       buffers.push_back(allocate(size_t(param.numBytes())));
       fill(buffers.back(), param);
     }
-    std::vector<const kina::TensorSignature *> outputs;
-    for (const kina::TensorSignature &result : fn.results)
+    std::vector<const mlir::kina::TensorSignature *> outputs;
+    for (const mlir::kina::TensorSignature &result : fn.results)
       if (!result.reuses) // written into its parameter's buffer
         outputs.push_back(&result);
-    for (const kina::Probe &probe : fn.probes)
+    for (const mlir::kina::Probe &probe : fn.probes)
       outputs.push_back(&probe.tensor);
-    for (const kina::TensorSignature *output : outputs) {
+    for (const mlir::kina::TensorSignature *output : outputs) {
       size_t bytes = size_t(output->numBytes());
       buffers.push_back(allocate(bytes));
       std::memset(buffers.back(), 0xff, bytes ? bytes : 1);

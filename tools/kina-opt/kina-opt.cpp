@@ -9,11 +9,11 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  kina::registerAllPasses();
+  mlir::kina::registerAllPasses();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
-  kina::registerAllDialects(registry);
+  mlir::kina::registerAllDialects(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "Kina optimizer driver (mlir-opt with the kina dialect)\n",
       registry));

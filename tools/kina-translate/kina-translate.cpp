@@ -28,7 +28,7 @@ static std::string outputPath(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  kina::registerAllTranslations(outputPath(argc, argv));
+  mlir::kina::registerAllTranslations(outputPath(argc, argv));
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "Kina translation driver\n"));
 }

@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 
-using namespace kina;
+using namespace mlir::kina;
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-namespace kina {
+namespace mlir::kina {
 
 /// The data cache line of every x86 CPU Kina generates code for.
 inline constexpr int64_t kCacheLineBytes = 64;
@@ -60,6 +60,6 @@ std::optional<CPUDescription> describeCPU(llvm::StringRef name);
 /// The names describeCPU accepts, for error messages.
 std::string describableCPUNames();
 
-} // namespace kina
+} // namespace mlir::kina
 
 #endif // KINA_CPU_CPU_H

@@ -12,7 +12,7 @@
 
 #include "Kina/CPU/CPU.h"
 
-namespace kina {
+namespace mlir::kina {
 
 /// The most rows a register tile may have (kina-tile-matmuls' limit): the
 /// accumulators of 16 rows of two vectors fill AVX-512's 32 registers.
@@ -35,6 +35,6 @@ struct MatmulParameters {
 
 MatmulParameters chooseMatmulParameters(const CPUDescription &cpu);
 
-} // namespace kina
+} // namespace mlir::kina
 
 #endif // KINA_CPU_MATMULMODEL_H

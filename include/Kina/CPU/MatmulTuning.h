@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace kina {
+namespace mlir::kina {
 
 /// The parameters a tuning file sets for one static shape (M x K x N); the
 /// others (the register tile's width, streamRows) stay the model's.
@@ -52,6 +52,6 @@ std::optional<TunedMatmul> parseTunedMatmul(llvm::StringRef text);
 llvm::Expected<std::vector<TunedMatmul>>
 readMatmulTuning(llvm::StringRef path, const CPUDescription &cpu);
 
-} // namespace kina
+} // namespace mlir::kina
 
 #endif // KINA_CPU_MATMULTUNING_H

@@ -7,7 +7,7 @@
 #ifndef KINA_DIALECT_KINADIALECT_H
 #define KINA_DIALECT_KINADIALECT_H
 
-#include "Kina/API/TensorTypes.h"
+#include "Kina/ABI/TensorTypes.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
@@ -82,12 +82,10 @@ class ResultPlacementIsFree
 template <typename ConcreteType>
 class Elementwise : public OpTrait::TraitBase<ConcreteType, Elementwise> {};
 
-using ::kina::formatShape;
-
 /// The MLIR element type of `dtype`.
-Type getElementType(MLIRContext *context, ::kina::DType dtype);
+Type getElementType(MLIRContext *context, DType dtype);
 /// The dtype of an MLIR element type, if the language has it.
-std::optional<::kina::DType> getDType(Type elementType);
+std::optional<DType> getDType(Type elementType);
 } // namespace mlir::kina
 
 #include "Kina/Dialect/KinaInterfaces.h.inc"

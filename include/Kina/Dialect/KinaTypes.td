@@ -39,7 +39,7 @@ def Kina_TensorType : Kina_Type<"KinaTensor", "tensor",
     KinaTensorType cloneWith(std::optional<::llvm::ArrayRef<int64_t>> shape,
                              ::mlir::Type elementType) const;
     /// The element type as the ABI names it (the verifier admits no other).
-    ::kina::DType getDType() const;
+    ::mlir::kina::DType getDType() const;
     /// The same shape and element type, placed otherwise.
     KinaTensorType withPlacement(::mlir::kina::PlacementAttr placement) const {
       return get(getContext(), getShape(), getElementType(), placement);

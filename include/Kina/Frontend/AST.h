@@ -7,7 +7,7 @@
 #ifndef KINA_FRONTEND_AST_H
 #define KINA_FRONTEND_AST_H
 
-#include "Kina/API/TensorTypes.h"
+#include "Kina/ABI/TensorTypes.h"
 #include "Kina/Frontend/SurfaceOps.h"
 
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace kina {
+namespace mlir::kina {
 
 /// A 1-based line and column in the source file.
 struct SourceLoc {
@@ -156,6 +156,6 @@ struct Program {
   bool complete = true;
 };
 
-} // namespace kina
+} // namespace mlir::kina
 
 #endif // KINA_FRONTEND_AST_H

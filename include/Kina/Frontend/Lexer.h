@@ -6,7 +6,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
-namespace kina {
+namespace mlir::kina {
 
 enum class TokenKind {
   Eof,
@@ -50,6 +50,6 @@ struct Token {
 /// The result always ends with an Eof token.
 std::vector<Token> lex(llvm::StringRef source, DiagnosticList &diags);
 
-} // namespace kina
+} // namespace mlir::kina
 
 #endif // KINA_FRONTEND_LEXER_H

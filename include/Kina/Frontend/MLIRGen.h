@@ -11,7 +11,7 @@ namespace llvm {
 class SourceMgr;
 } // namespace llvm
 
-namespace kina {
+namespace mlir::kina {
 
 /// Builds the kina module of `program`, attaching a FileLineColLoc in
 /// `filename` to every op, and verifies it. Errors are emitted as MLIR
@@ -28,6 +28,6 @@ mlir::OwningOpRef<mlir::ModuleOp> importKina(llvm::SourceMgr &sourceMgr,
 /// Registers the `--import-kina` translation.
 void registerImportKinaTranslation();
 
-} // namespace kina
+} // namespace mlir::kina
 
 #endif // KINA_FRONTEND_MLIRGEN_H

@@ -6,13 +6,13 @@
 
 #include "llvm/ADT/StringRef.h"
 
-namespace kina {
+namespace mlir::kina {
 
 /// Parses a whole program. Syntax errors go to `diags`; the parser recovers
 /// at the next statement or function, so independent errors are all found,
 /// and the returned program holds everything that did parse.
 Program parseProgram(llvm::StringRef source, DiagnosticList &diags);
 
-} // namespace kina
+} // namespace mlir::kina
 
 #endif // KINA_FRONTEND_PARSER_H

@@ -11,7 +11,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
-namespace kina {
+namespace mlir::kina {
 
 enum class SurfaceAttrKind { Int, IntList };
 
@@ -53,6 +53,6 @@ const SurfaceOp *lookupInfixOp(llvm::StringRef token);
 /// The op of a unary prefix token (`-`), or null.
 const SurfaceOp *lookupPrefixOp(llvm::StringRef token);
 
-} // namespace kina
+} // namespace mlir::kina
 
 #endif // KINA_FRONTEND_SURFACEOPS_H

@@ -8,8 +8,8 @@
 #ifndef KINA_PIPELINES_EXPORTEDFORMS_H
 #define KINA_PIPELINES_EXPORTEDFORMS_H
 
-#include "Kina/API/Signature.h"
 #include "Kina/Sharding/CostRecords.h"
+#include "Kina/Signature/Signature.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -42,7 +42,7 @@ namespace mlir::kina {
 /// functions only, no host entries, no probes.
 struct ExportedStages {
   std::string propagated, host, spmd;
-  ::kina::CostRecords records;
+  CostRecords records;
 };
 
 /// Whether `program`'s functions are per-device (`@local`) ones.
@@ -62,7 +62,7 @@ OpPrintingFlags printingFlags(bool locations);
 /// buildExportedForms returns), plus `main` for the `@main` entry and the per-device forms with
 /// their placements. Fails (with a diagnostic) on a function the C ABI
 /// cannot export.
-FailureOr<::kina::ModuleSignature> getModuleSignature(ModuleOp module);
+FailureOr<ModuleSignature> getModuleSignature(ModuleOp module);
 
 } // namespace mlir::kina
 

@@ -2,7 +2,7 @@
 //
 // The stages every compile runs, composed from Kina's conversion and
 // transformation passes and upstream ones. Above both Conversion and
-// Transforms; the compiler (Kina/API/CompileModule.h) runs them.
+// Transforms; the compiler (Kina/Compiler/CompileModule.h) runs them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KINA_PIPELINES_PIPELINES_H
@@ -30,9 +30,8 @@ void buildOneDeviceToLinalgPipeline(OpPassManager &pm);
 /// parameter), loops, and the LLVM dialect with bare-pointer memref
 /// arguments. Kernel parameters (the matmul's tiles) are chosen for `cpu`,
 /// those of the shapes in `tuned` as measured there.
-void buildLinalgToLLVMPipeline(OpPassManager &pm,
-                               const ::kina::CPUDescription &cpu,
-                               llvm::ArrayRef<::kina::TunedMatmul> tuned = {});
+void buildLinalgToLLVMPipeline(OpPassManager &pm, const CPUDescription &cpu,
+                               llvm::ArrayRef<TunedMatmul> tuned = {});
 
 /// Both of the above, for the host CPU: kina to bufferized loops in the
 /// LLVM dialect.

@@ -28,7 +28,7 @@ struct AxisDecision {
   std::optional<int64_t> resultDim;
   /// The plans weighed ("keeping operand #0's split", "gathering every
   /// operand"), with the bytes each device would send.
-  std::vector<::kina::WeighedPlan> weighed;
+  std::vector<WeighedPlan> weighed;
 
   /// Whether claiming operand `operand` keeps its split.
   bool keeps(unsigned operand) const;

@@ -17,13 +17,12 @@ namespace mlir::kina {
 /// runtime sends). Fails, with an error, on a function whose placements
 /// are not decided (`@auto`: run --kina-propagate-sharding first) or that
 /// is still a `kina.reverse_mode` (--kina-differentiate).
-FailureOr<::kina::FunctionCostRecord> costRecord(func::FuncOp fn);
+FailureOr<FunctionCostRecord> costRecord(func::FuncOp fn);
 
 /// Emits `fn`'s cost record as one remark at `fn` (kina::remarkText) and
 /// appends it to `records` when given. `--kina-cost` and every compile (so
 /// Python's `Module.cost`, from the records) say it.
-LogicalResult remarkCost(func::FuncOp fn,
-                         ::kina::CostRecords *records = nullptr);
+LogicalResult remarkCost(func::FuncOp fn, CostRecords *records = nullptr);
 
 /// The first `file:line:col` in `loc` (through names and fusions: an
 /// adjoint op's location names its forward op's), as records name places.

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace kina {
+namespace mlir::kina {
 
 /// One plan weighed for a collective: what it keeps ("keeping operand #0's
 /// split", "gathering every operand", the order of the mesh axes "x then
@@ -73,6 +73,6 @@ std::string remarkText(const CollectiveRecord &record);
 /// X (B B), ...; backward ...; T bytes sent in all".
 std::string remarkText(const FunctionCostRecord &record);
 
-} // namespace kina
+} // namespace mlir::kina
 
 #endif // KINA_SHARDING_COSTRECORDS_H

@@ -13,7 +13,7 @@ namespace mlir::kina {
 
 /// --kina-propagate-sharding, which also appends a record of every
 /// collective it inserts (the data its remarks say) to `records`.
-std::unique_ptr<Pass> createPropagateShardingPass(::kina::CostRecords &records);
+std::unique_ptr<Pass> createPropagateShardingPass(CostRecords &records);
 
 #define GEN_PASS_REGISTRATION
 #include "Kina/Sharding/Passes.h.inc"

@@ -15,10 +15,10 @@ namespace mlir::kina {
 /// (with an error at `loc`) when a step is not possible.
 /// When `weighed` is given and the order of the mesh axes changes the
 /// bytes sent, it gets the orders tried ("x then y") and their bytes.
-FailureOr<Value>
-convertPlacement(OpBuilder &builder, Location loc, Value value,
-                 PlacementAttr target, function_ref<void(Operation *)> onCreated,
-                 std::vector<::kina::WeighedPlan> *weighed = nullptr);
+FailureOr<Value> convertPlacement(OpBuilder &builder, Location loc, Value value,
+                                  PlacementAttr target,
+                                  function_ref<void(Operation *)> onCreated,
+                                  std::vector<WeighedPlan> *weighed = nullptr);
 
 /// The collectives that move data, for the cost model.
 enum class Collective { AllGather, AllReduce, ReduceScatter, AllToAll };

@@ -2,7 +2,7 @@
 #ifndef KINA_TARGET_CHEADER_H
 #define KINA_TARGET_CHEADER_H
 
-#include "Kina/API/Signature.h"
+#include "Kina/Signature/Signature.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -12,7 +12,7 @@ namespace mlir::kina {
 
 /// A C header declaring every export of a shared object with `signature`,
 /// guarded by the macro `guard`.
-std::string renderCHeader(const ::kina::ModuleSignature &signature,
+std::string renderCHeader(const ModuleSignature &signature,
                           llvm::StringRef guard);
 
 } // namespace mlir::kina

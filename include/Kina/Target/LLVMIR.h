@@ -2,7 +2,7 @@
 #ifndef KINA_TARGET_LLVMIR_H
 #define KINA_TARGET_LLVMIR_H
 
-#include "Kina/API/Signature.h"
+#include "Kina/Signature/Signature.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/IR/Module.h"
@@ -17,7 +17,7 @@ namespace mlir::kina {
 /// `signature` and Kina's runtime linked in. Null (and a located error) on
 /// failure.
 std::unique_ptr<llvm::Module>
-translateToLLVMIR(ModuleOp lowered, const ::kina::ModuleSignature &signature,
+translateToLLVMIR(ModuleOp lowered, const ModuleSignature &signature,
                   llvm::TargetMachine &machine, llvm::LLVMContext &context);
 
 } // namespace mlir::kina

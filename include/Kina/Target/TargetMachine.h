@@ -16,8 +16,7 @@ namespace mlir::kina {
 /// those LLVM gives the named CPU. Null (and an error at `loc`) when LLVM
 /// has no target for this process's triple.
 std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(const ::kina::CPUDescription &cpu, bool hostFeatures,
-                    Location loc);
+createTargetMachine(const CPUDescription &cpu, bool hostFeatures, Location loc);
 
 } // namespace mlir::kina
 

@@ -12,7 +12,7 @@
 
 #include "Common.h"
 
-#include "Kina/API/ABI.h"
+#include "Kina/ABI/ABI.h"
 #include "Kina/Conversion/KinaToLinalg.h"
 #include "Kina/Dialect/KinaDialect.h"
 
@@ -48,7 +48,7 @@ AxisView viewAt(ArrayRef<int64_t> shape, int64_t axis) {
 int64_t dtypeCode(Type element) { return int64_t(*getDType(element)); }
 
 int64_t elementBytes(Type element) {
-  return ::kina::dtypeInfo(*getDType(element)).bytes;
+  return mlir::kina::dtypeInfo(*getDType(element)).bytes;
 }
 
 bool isPerDevice(Operation *op) {

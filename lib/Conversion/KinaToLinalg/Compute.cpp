@@ -162,7 +162,7 @@ template <typename Op> struct SoftmaxLowering : KinaPattern<Op> {
   }
 };
 
-/// An f32 elementwise op whose element is `scalar` of its operands'.
+/// An elementwise op whose element is `scalar` of its operands'.
 template <typename Op, Value (*scalar)(OpBuilder &, Location, ValueRange)>
 struct ScalarLowering : KinaPattern<Op> {
   using KinaPattern<Op>::KinaPattern;
@@ -192,6 +192,14 @@ static Value selectByMask(OpBuilder &b, Location l, ValueRange args) {
   Value chosen = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE,
                                        args[0], zeroLike(b, l, args[0]));
   return arith::SelectOp::create(b, l, chosen, args[1], args[2]);
+}
+
+/// -x: negf flips the sign bit of floats (-0.0 and -NaN stay exact);
+/// integers wrap (0 - x).
+static Value negate(OpBuilder &b, Location l, ValueRange args) {
+  if (isa<FloatType>(args[0].getType()))
+    return arith::NegFOp::create(b, l, args[0]);
+  return arith::SubIOp::create(b, l, zeroLike(b, l, args[0]), args[0]);
 }
 
 /// max(x, 0); maximumf propagates NaN.
@@ -274,28 +282,6 @@ struct ElementwiseLowering : KinaPattern<Op> {
                     return totalSignedDivision(b, l, args[0], args[1]);
                   else
                     return IntOp::create(b, l, args[0], args[1]);
-                }));
-    return success();
-  }
-};
-
-struct NegLowering : KinaPattern<NegOp> {
-  using KinaPattern::KinaPattern;
-  LogicalResult
-  matchAndRewrite(NegOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    Type element = type.getElementType();
-    rewriter.replaceOp(
-        op, elementwiseGeneric(
-                rewriter, op.getLoc(), type, adaptor.getInput(),
-                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                  // negf flips the sign bit: -0.0 and -NaN stay exact.
-                  if (isa<FloatType>(element))
-                    return arith::NegFOp::create(b, l, args[0]);
-                  Value zero =
-                      arith::ConstantOp::create(b, l, b.getZeroAttr(element));
-                  return arith::SubIOp::create(b, l, zero, args[0]);
                 }));
     return success();
   }
@@ -385,7 +371,8 @@ struct UnaryMathLowering : KinaPattern<Op> {
 void mlir::kina::populateKinaComputeToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, MatmulLowering, SoftmaxLowering<SoftmaxOp>,
-               SoftmaxLowering<LogSoftmaxOp>, OneHotLowering, NegLowering,
+               SoftmaxLowering<LogSoftmaxOp>, OneHotLowering,
+               ScalarLowering<NegOp, negate>,
                ScalarLowering<EqualOp, compareMask<arith::CmpFPredicate::OEQ>>,
                ScalarLowering<LessOp, compareMask<arith::CmpFPredicate::OLT>>,
                ScalarLowering<LessEqualOp,

@@ -2,20 +2,20 @@
 //
 // The threaded backend of the per-device exports (`kina_spmd_NAME`): one
 // thread per device, collectives through shared memory. Part of
-// KinaRuntimeAPI: no compiler, no MPI.
+// KinaLoader: no compiler, no MPI.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KINA_API_SIMULATOR_H
-#define KINA_API_SIMULATOR_H
+#ifndef KINA_LOADER_SIMULATOR_H
+#define KINA_LOADER_SIMULATOR_H
 
-#include "Kina/API/SharedLibrary.h"
+#include "Kina/Loader/SharedLibrary.h"
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace kina {
+namespace mlir::kina {
 
 struct SimulationResult {
   /// What each device's call returned (all equal: devices agree on it).
@@ -42,6 +42,6 @@ SimulationResult simulate(PackedEntry entry,
                           const std::vector<std::vector<void *>> &args,
                           const SimulationOptions &options = {});
 
-} // namespace kina
+} // namespace mlir::kina
 
-#endif // KINA_API_SIMULATOR_H
+#endif // KINA_LOADER_SIMULATOR_H

@@ -1,19 +1,19 @@
 //===- SharedLibrary.h - Loading a Kina shared object -----------*- C++ -*-===//
 //
-// dlopen and the signature only: KinaRuntimeAPI links no part of the
+// dlopen and the signature only: KinaLoader links no part of the
 // compiler, so a program that only runs .so files stays small.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KINA_API_SHAREDLIBRARY_H
-#define KINA_API_SHAREDLIBRARY_H
+#ifndef KINA_LOADER_SHAREDLIBRARY_H
+#define KINA_LOADER_SHAREDLIBRARY_H
 
-#include "Kina/API/ABI.h"
-#include "Kina/API/Signature.h"
+#include "Kina/ABI/ABI.h"
+#include "Kina/Signature/Signature.h"
 
 #include <memory>
 #include <string>
 
-namespace kina {
+namespace mlir::kina {
 
 /// `int32_t entry(void **args)`: args are the inputs then the output.
 using PackedEntry = int32_t (*)(void **);
@@ -52,6 +52,6 @@ private:
   void (*setNumThreads_)(int32_t) = nullptr;
 };
 
-} // namespace kina
+} // namespace mlir::kina
 
-#endif // KINA_API_SHAREDLIBRARY_H
+#endif // KINA_LOADER_SHAREDLIBRARY_H

@@ -3,20 +3,20 @@
 // Plain C++ (no MLIR): read from the kina module by the compiler
 // (Kina/Pipelines/ExportedForms.h), written into every shared object as
 // JSON (lib/Target) and read back by loaders (SharedLibrary.h). The
-// library that implements it, KinaABI, links neither.
+// library that implements it, KinaSignature, links neither.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KINA_API_SIGNATURE_H
-#define KINA_API_SIGNATURE_H
+#ifndef KINA_SIGNATURE_SIGNATURE_H
+#define KINA_SIGNATURE_SIGNATURE_H
 
-#include "Kina/API/TensorTypes.h"
+#include "Kina/ABI/TensorTypes.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace kina {
+namespace mlir::kina {
 
 /// Where a per-device tensor's block lies in its global tensor.
 struct Placement {
@@ -113,6 +113,6 @@ inline std::string packedDeviceEntrySymbol(const std::string &name) {
   return "kina.packed.spmd." + name;
 }
 
-} // namespace kina
+} // namespace mlir::kina
 
-#endif // KINA_API_SIGNATURE_H
+#endif // KINA_SIGNATURE_SIGNATURE_H

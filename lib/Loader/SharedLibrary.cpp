@@ -1,5 +1,5 @@
 //===- SharedLibrary.cpp - Loading a Kina shared object -------------------===//
-#include "Kina/API/SharedLibrary.h"
+#include "Kina/Loader/SharedLibrary.h"
 
 #include <cstring>
 #include <dlfcn.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <vector>
 
-using namespace kina;
+using namespace mlir::kina;
 
 /// dlopen trusts the file: a truncated shared object gets segments mapped
 /// past its end, and touching them is SIGBUS. So check, before dlopen,

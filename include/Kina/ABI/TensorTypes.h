@@ -6,17 +6,17 @@
 // signature, the Python bindings and the tools all read it from here.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KINA_API_TENSORTYPES_H
-#define KINA_API_TENSORTYPES_H
+#ifndef KINA_ABI_TENSORTYPES_H
+#define KINA_ABI_TENSORTYPES_H
 
-#include "Kina/API/ABI.h"
+#include "Kina/ABI/ABI.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace kina {
+namespace mlir::kina {
 
 enum class DType { F32, I32, I64 };
 
@@ -92,6 +92,6 @@ inline const char *describeStatus(int32_t status) {
   }
 }
 
-} // namespace kina
+} // namespace mlir::kina
 
-#endif // KINA_API_TENSORTYPES_H
+#endif // KINA_ABI_TENSORTYPES_H

@@ -1,14 +1,14 @@
 //===- CompileModule.h - A kina module to a shared object -------*- C++ -*-===//
 //
 // The compile driver over MLIR types, for the tools (`--kina-to-so`) and
-// Kina/API/Compiler.h: the forms to export, the pipelines, the back end.
+// Kina/Compiler/Compiler.h: the forms to export, the pipelines, the back end.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KINA_API_COMPILEMODULE_H
-#define KINA_API_COMPILEMODULE_H
+#ifndef KINA_COMPILER_COMPILEMODULE_H
+#define KINA_COMPILER_COMPILEMODULE_H
 
-#include "Kina/API/Signature.h"
 #include "Kina/Sharding/CostRecords.h"
+#include "Kina/Signature/Signature.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -25,8 +25,8 @@ struct CompileArtifacts {
   std::string spmdIR;       // the per-device form; empty without a mesh
   std::string linalgIR;     // after --kina-to-linalg
   std::string llvmIR;   // optimized LLVM IR, with the C ABI wrappers
-  ::kina::ModuleSignature signature;
-  ::kina::CostRecords records; // the propagation's collectives, the costs
+  ModuleSignature signature;
+  CostRecords records; // the propagation's collectives, the costs
 };
 
 struct CompileOptions {
@@ -67,4 +67,4 @@ LogicalResult compileToSharedObject(ModuleOp module, llvm::StringRef path,
 
 } // namespace mlir::kina
 
-#endif // KINA_API_COMPILEMODULE_H
+#endif // KINA_COMPILER_COMPILEMODULE_H

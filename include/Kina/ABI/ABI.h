@@ -5,8 +5,8 @@
  * thread pool's limit. Plain C, so that lib/Runtime includes it too.
  *
  *===----------------------------------------------------------------------===*/
-#ifndef KINA_API_ABI_H
-#define KINA_API_ABI_H
+#ifndef KINA_ABI_ABI_H
+#define KINA_ABI_ABI_H
 
 #include <stdint.h>
 
@@ -88,4 +88,4 @@ struct kina_device {
 /* The most threads one call may use: the pool's fixed worker table. */
 #define KINA_MAX_THREADS 256
 
-#endif /* KINA_API_ABI_H */
+#endif /* KINA_ABI_ABI_H */

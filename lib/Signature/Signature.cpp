@@ -1,10 +1,10 @@
 //===- Signature.cpp - The signature JSON, written and read ---------------===//
-#include "Kina/API/Signature.h"
+#include "Kina/Signature/Signature.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
-using namespace kina;
+using namespace mlir::kina;
 
 int64_t TensorSignature::numElements() const {
   int64_t count = 1;
@@ -86,7 +86,7 @@ renderFunctions(const std::vector<FunctionSignature> &list) {
   return functions;
 }
 
-std::string kina::renderSignatureJson(const ModuleSignature &signature) {
+std::string mlir::kina::renderSignatureJson(const ModuleSignature &signature) {
   llvm::json::Object root{{"functions", renderFunctions(signature.functions)}};
   if (!signature.mesh.empty()) {
     llvm::json::Array mesh;
@@ -255,7 +255,7 @@ static bool parseMesh(const llvm::json::Array *axes,
 }
 
 std::optional<ModuleSignature>
-kina::parseSignatureJson(const std::string &json, std::string &error) {
+mlir::kina::parseSignatureJson(const std::string &json, std::string &error) {
   llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
   if (!value) {
     error = "malformed signature JSON: " + llvm::toString(value.takeError());

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/API/CompileModule.h"
+#include "Kina/Compiler/CompileModule.h"
 
 #include "Kina/Pipelines/ExportedForms.h"
 #include "Kina/Pipelines/Pipelines.h"
@@ -23,7 +23,6 @@
 
 using namespace mlir;
 using namespace mlir::kina;
-using ::kina::ModuleSignature;
 
 namespace {
 /// Adds "while <stage>" to every error emitted in its scope.
@@ -57,16 +56,16 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   CompileArtifacts &out = artifacts ? *artifacts : local;
   out.kinaIR = printed(kinaModule, options);
 
-  std::optional<::kina::CPUDescription> cpu =
-      ::kina::describeCPU(options.targetCPU);
+  std::optional<mlir::kina::CPUDescription> cpu =
+      mlir::kina::describeCPU(options.targetCPU);
   if (!cpu)
     return emitError(loc) << "unknown target CPU '" << options.targetCPU
-                          << "'; known: " << ::kina::describableCPUNames();
+                          << "'; known: " << mlir::kina::describableCPUNames();
   bool host = options.targetCPU == "host";
-  std::vector<::kina::TunedMatmul> tuned;
+  std::vector<mlir::kina::TunedMatmul> tuned;
   if (!options.matmulTuning.empty()) {
-    llvm::Expected<std::vector<::kina::TunedMatmul>> read =
-        ::kina::readMatmulTuning(options.matmulTuning, *cpu);
+    llvm::Expected<std::vector<mlir::kina::TunedMatmul>> read =
+        mlir::kina::readMatmulTuning(options.matmulTuning, *cpu);
     if (!read)
       return emitError(loc) << llvm::toString(read.takeError());
     tuned = std::move(*read);

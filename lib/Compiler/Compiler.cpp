@@ -1,9 +1,9 @@
 //===- Compiler.cpp - `.kina` source to a shared object -------------------===//
-#include "Kina/API/Compiler.h"
+#include "Kina/Compiler/Compiler.h"
 
 #include "Kina/CPU/MatmulTuning.h"
+#include "Kina/Compiler/CompileModule.h"
 #include "Kina/Frontend/MLIRGen.h"
-#include "Kina/API/CompileModule.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -16,7 +16,7 @@ namespace {
 /// as text.
 struct Session {
   Session(const std::string &text, const std::string &filename,
-          kina::CompileOutput &output)
+          mlir::kina::CompileOutput &output)
       : diagnostics(output.diagnostics),
         handler(sourceMgr, &context, diagnostics) {
     sourceMgr.AddNewSourceBuffer(
@@ -32,21 +32,22 @@ struct Session {
 
 /// Imports `text`; when that succeeds, `then` fills the rest of the output
 /// and says whether it succeeded too.
-static kina::CompileOutput
-withImported(const std::string &text, const std::string &filename,
-             llvm::function_ref<bool(mlir::ModuleOp, kina::CompileOutput &)>
-                 then) {
-  kina::CompileOutput output;
+static mlir::kina::CompileOutput withImported(
+    const std::string &text, const std::string &filename,
+    llvm::function_ref<bool(mlir::ModuleOp, mlir::kina::CompileOutput &)>
+        then) {
+  mlir::kina::CompileOutput output;
   Session session(text, filename, output);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      kina::importKina(session.sourceMgr, session.context);
+      mlir::kina::importKina(session.sourceMgr, session.context);
   if (module)
     output.ok = then(*module, output);
   return output;
 }
 
-kina::CompileOutput kina::checkKinaSource(const std::string &text,
-                                          const std::string &filename) {
+mlir::kina::CompileOutput
+mlir::kina::checkKinaSource(const std::string &text,
+                            const std::string &filename) {
   return withImported(text, filename,
                       [](mlir::ModuleOp module, CompileOutput &output) {
                         llvm::raw_string_ostream os(output.kinaIR);
@@ -55,12 +56,11 @@ kina::CompileOutput kina::checkKinaSource(const std::string &text,
                       });
 }
 
-kina::CompileOutput kina::compileKinaSource(const std::string &text,
-                                            const std::string &filename,
-                                            const std::string &soPath,
-                                            bool probes,
-                                            const std::string &matmulTuning,
-                                            bool locations) {
+mlir::kina::CompileOutput
+mlir::kina::compileKinaSource(const std::string &text,
+                              const std::string &filename,
+                              const std::string &soPath, bool probes,
+                              const std::string &matmulTuning, bool locations) {
   return withImported(
       text, filename, [&](mlir::ModuleOp module, CompileOutput &output) {
         mlir::kina::CompileArtifacts artifacts;
@@ -81,7 +81,7 @@ kina::CompileOutput kina::compileKinaSource(const std::string &text,
       });
 }
 
-kina::HostMatmulModel kina::describeHostMatmulModel() {
+mlir::kina::HostMatmulModel mlir::kina::describeHostMatmulModel() {
   CPUDescription cpu = hostCPU();
   MatmulParameters model = chooseMatmulParameters(cpu);
   return {cpuKey(cpu),  model.tileM,  model.tileN,

@@ -4,15 +4,15 @@
 // as the Python bindings.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KINA_API_COMPILER_H
-#define KINA_API_COMPILER_H
+#ifndef KINA_COMPILER_COMPILER_H
+#define KINA_COMPILER_COMPILER_H
 
 #include "Kina/Sharding/CostRecords.h"
 
 #include <cstdint>
 #include <string>
 
-namespace kina {
+namespace mlir::kina {
 
 struct CompileOutput {
   bool ok = false;
@@ -53,6 +53,6 @@ HostMatmulModel describeHostMatmulModel();
 CompileOutput checkKinaSource(const std::string &text,
                               const std::string &filename);
 
-} // namespace kina
+} // namespace mlir::kina
 
-#endif // KINA_API_COMPILER_H
+#endif // KINA_COMPILER_COMPILER_H

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/API/Simulator.h"
+#include "Kina/Loader/Simulator.h"
 
 #include <algorithm>
 #include <atomic>
@@ -24,7 +24,7 @@
 #include <mutex>
 #include <thread>
 
-using namespace kina;
+using namespace mlir::kina;
 
 namespace {
 
@@ -305,9 +305,10 @@ private:
 
 } // namespace
 
-SimulationResult kina::simulate(PackedEntry entry,
-                                const std::vector<std::vector<void *>> &args,
-                                const SimulationOptions &options) {
+SimulationResult
+mlir::kina::simulate(PackedEntry entry,
+                     const std::vector<std::vector<void *>> &args,
+                     const SimulationOptions &options) {
   int devices = int(args.size());
   ThreadMesh mesh(devices, options.timeout);
   std::vector<kina_device> handles;

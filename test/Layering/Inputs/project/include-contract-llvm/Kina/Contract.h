@@ -1,0 +1,2 @@
+// a contract that includes LLVM
+#include <llvm/ADT/StringRef.h>

@@ -1,0 +1,1 @@
+#include "Kina/Middle/Middle.h"

@@ -1,0 +1,1 @@
+#include "Kina/Low/Low.h"
