@@ -8,7 +8,7 @@
 
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Frontend/MLIRGen.h"
-#include "Kina/Frontend/Parser.h"
+#include "Kina/Syntax/Parser.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -13,7 +13,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // (lib/Dialect/ShapeRules.cpp), says how it differentiates
 // (lib/Dialect/AdjointRules.cpp) and what it costs (one operation per
 // result element unless it says otherwise: lib/Dialect/CostRules.cpp). How ops are written in `.kina` source is
-// the frontend's business: include/Kina/Frontend/SurfaceSyntax.td.
+// the frontend's business: include/Kina/Syntax/SurfaceSyntax.td.
 class Kina_Op<string mnemonic, list<Trait> traits = [],
               list<string> interfaceMethods = [],
               list<string> costMethods = []>

@@ -2,7 +2,7 @@
 #ifndef KINA_FRONTEND_MLIRGEN_H
 #define KINA_FRONTEND_MLIRGEN_H
 
-#include "Kina/Frontend/AST.h"
+#include "Kina/Syntax/AST.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"

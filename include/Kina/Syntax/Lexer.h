@@ -1,8 +1,8 @@
 //===- Lexer.h - Tokens of `.kina` source -----------------------*- C++ -*-===//
-#ifndef KINA_FRONTEND_LEXER_H
-#define KINA_FRONTEND_LEXER_H
+#ifndef KINA_SYNTAX_LEXER_H
+#define KINA_SYNTAX_LEXER_H
 
-#include "Kina/Frontend/AST.h"
+#include "Kina/Syntax/AST.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -52,4 +52,4 @@ std::vector<Token> lex(llvm::StringRef source, DiagnosticList &diags);
 
 } // namespace mlir::kina
 
-#endif // KINA_FRONTEND_LEXER_H
+#endif // KINA_SYNTAX_LEXER_H

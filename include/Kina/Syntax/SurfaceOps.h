@@ -5,8 +5,8 @@
 // attributes and accepted forms. No MLIR.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KINA_FRONTEND_SURFACEOPS_H
-#define KINA_FRONTEND_SURFACEOPS_H
+#ifndef KINA_SYNTAX_SURFACEOPS_H
+#define KINA_SYNTAX_SURFACEOPS_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -55,4 +55,4 @@ const SurfaceOp *lookupPrefixOp(llvm::StringRef token);
 
 } // namespace mlir::kina
 
-#endif // KINA_FRONTEND_SURFACEOPS_H
+#endif // KINA_SYNTAX_SURFACEOPS_H

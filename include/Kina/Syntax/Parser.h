@@ -1,8 +1,8 @@
 //===- Parser.h - `.kina` source to AST -------------------------*- C++ -*-===//
-#ifndef KINA_FRONTEND_PARSER_H
-#define KINA_FRONTEND_PARSER_H
+#ifndef KINA_SYNTAX_PARSER_H
+#define KINA_SYNTAX_PARSER_H
 
-#include "Kina/Frontend/AST.h"
+#include "Kina/Syntax/AST.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -15,4 +15,4 @@ Program parseProgram(llvm::StringRef source, DiagnosticList &diags);
 
 } // namespace mlir::kina
 
-#endif // KINA_FRONTEND_PARSER_H
+#endif // KINA_SYNTAX_PARSER_H

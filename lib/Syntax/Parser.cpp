@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/Frontend/Parser.h"
+#include "Kina/Syntax/Parser.h"
 
-#include "Kina/Frontend/Lexer.h"
+#include "Kina/Syntax/Lexer.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"

@@ -4,11 +4,11 @@
 // records what the source says and where; typing is the dialect's.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KINA_FRONTEND_AST_H
-#define KINA_FRONTEND_AST_H
+#ifndef KINA_SYNTAX_AST_H
+#define KINA_SYNTAX_AST_H
 
 #include "Kina/ABI/TensorTypes.h"
-#include "Kina/Frontend/SurfaceOps.h"
+#include "Kina/Syntax/SurfaceOps.h"
 
 #include <cstdint>
 #include <memory>
@@ -158,4 +158,4 @@ struct Program {
 
 } // namespace mlir::kina
 
-#endif // KINA_FRONTEND_AST_H
+#endif // KINA_SYNTAX_AST_H

@@ -1,10 +1,10 @@
 //===- SurfaceOps.cpp - Lookups in the generated surface op table ---------===//
-#include "Kina/Frontend/SurfaceOps.h"
+#include "Kina/Syntax/SurfaceOps.h"
 
 #include <cstring>
 
 namespace mlir::kina {
-#include "Kina/Frontend/KinaSurfaceOps.inc"
+#include "Kina/Syntax/KinaSurfaceOps.inc"
 } // namespace mlir::kina
 
 using namespace mlir::kina;

@@ -6,8 +6,8 @@
 // defined once, in KinaOps.td, and made writable here in one line.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KINA_FRONTEND_SURFACESYNTAX_TD
-#define KINA_FRONTEND_SURFACESYNTAX_TD
+#ifndef KINA_SYNTAX_SURFACESYNTAX_TD
+#define KINA_SYNTAX_SURFACESYNTAX_TD
 
 include "Kina/Dialect/KinaOps.td"
 
@@ -65,4 +65,4 @@ def : KinaOperator<Kina_GreaterOp, ">">;
 def : KinaOperator<Kina_GreaterEqualOp, ">=">;
 def : KinaSurface<Kina_NegOp, []> { let name = ""; let prefix = "-"; }
 
-#endif // KINA_FRONTEND_SURFACESYNTAX_TD
+#endif // KINA_SYNTAX_SURFACESYNTAX_TD

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kina/Frontend/Lexer.h"
+#include "Kina/Syntax/Lexer.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
