@@ -123,6 +123,20 @@ std::optional<std::string> mlir::kina::getGradientOf(Location loc) {
   return name.getName().strref().drop_front(kGradientPrefix.size()).str();
 }
 
+std::string mlir::kina::locationText(Location loc, StringRef unknown) {
+  std::string text = unknown.str();
+  loc->walk([&](Location inner) {
+    auto file = dyn_cast<FileLineColLoc>(inner);
+    if (!file)
+      return WalkResult::advance();
+    text = (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+               .str();
+    return WalkResult::interrupt();
+  });
+  return text;
+}
+
 bool mlir::kina::isAdjointLoc(Location loc) {
   bool adjoint = false;
   loc->walk([&](Location inner) {

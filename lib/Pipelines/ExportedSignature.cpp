@@ -131,16 +131,7 @@ deviceSignature(func::FuncOp fn, StringRef name, unsigned results,
 /// `file:line:col` of the first file location in `loc`, marked
 /// ` (adjoint)` for an op that an adjoint rule added.
 static std::string describeLocation(Location loc) {
-  std::string text = "?";
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      text = (file.getFilename().str() + ":" + Twine(file.getLine()) + ":" +
-              Twine(file.getColumn()))
-                 .str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
+  std::string text = locationText(loc, "?");
   // An op of a reverseMode function's backward pass: its forward op's line.
   return isAdjointLoc(loc) ? text + " (adjoint)" : text;
 }

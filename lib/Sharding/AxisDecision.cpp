@@ -9,10 +9,6 @@
 using namespace mlir;
 using namespace mlir::kina;
 
-static PlacementAttr placementOf(Value value) {
-  return cast<KinaTensorType>(value.getType()).getPlacement();
-}
-
 bool AxisDecision::keeps(unsigned operand) const {
   return keepable && llvm::any_of(claims, [&](auto claim) {
            return claim.first == operand && claim.second == keep;

@@ -130,20 +130,6 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
   return known[fn] = cost;
 }
 
-std::string mlir::kina::locationText(Location loc) {
-  std::string text = "an unknown location";
-  loc->walk([&](Location inner) {
-    auto file = dyn_cast<FileLineColLoc>(inner);
-    if (!file)
-      return WalkResult::advance();
-    text = (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-               .str();
-    return WalkResult::interrupt();
-  });
-  return text;
-}
-
 /// Fails, with an error, on an op under `root` (a function, or the module)
 /// whose cost is not known yet.
 static LogicalResult checkCostable(Operation *root) {

@@ -35,10 +35,6 @@ namespace mlir::kina {
 using namespace mlir;
 using namespace mlir::kina;
 
-static PlacementAttr placementOf(Value value) {
-  return cast<KinaTensorType>(value.getType()).getPlacement();
-}
-
 namespace {
 class Propagation {
 public:

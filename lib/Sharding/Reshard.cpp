@@ -17,9 +17,6 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
                              PlacementAttr target,
                              function_ref<void(Operation *)> onCreated,
                              std::vector<mlir::kina::WeighedPlan> *weighed) {
-  auto placementOf = [](Value v) {
-    return cast<KinaTensorType>(v.getType()).getPlacement();
-  };
   PlacementAttr source = placementOf(value);
   if (!source.isMesh() || !target.isMesh())
     return emitError(loc) << "internal error: converting " << source.str()

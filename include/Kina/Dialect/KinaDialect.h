@@ -64,6 +64,16 @@ Location getGradientLoc(StringRef parameter, Location declared);
 /// getGradientLoc made it.
 std::optional<std::string> getGradientOf(Location loc);
 
+/// The first `file:line:col` in `loc` (through names and fusions: an
+/// adjoint op's location names its forward op's), or `unknown`.
+std::string locationText(Location loc,
+                         StringRef unknown = "an unknown location");
+
+/// The placement in `value`'s kina tensor type.
+inline PlacementAttr placementOf(Value value) {
+  return cast<KinaTensorType>(value.getType()).getPlacement();
+}
+
 /// Whether `loc` is (or holds) one getAdjointLoc made: an op of a backward
 /// pass.
 bool isAdjointLoc(Location loc);

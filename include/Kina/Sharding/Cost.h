@@ -24,9 +24,6 @@ FailureOr<FunctionCostRecord> costRecord(func::FuncOp fn);
 /// Python's `Module.cost`, from the records) say it.
 LogicalResult remarkCost(func::FuncOp fn, CostRecords *records = nullptr);
 
-/// The first `file:line:col` in `loc` (through names and fusions: an
-/// adjoint op's location names its forward op's), as records name places.
-std::string locationText(Location loc);
 
 } // namespace mlir::kina
 
