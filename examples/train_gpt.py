@@ -314,6 +314,8 @@ def run(trainer, args, cfg, train, held, checkpoint, started):
     history = trainer.run["history"]
     train_curve, held_curve = history["train"], history["held"]
     tokens = cfg.b * cfg.t
+    if args.resume:
+        say("resuming from %s at step %d" % (args.resume, trainer.steps))
     if trainer.steps >= args.steps:
         say("the checkpoint is at step %d already" % trainer.steps)
     last = min(args.steps, args.stop_after or args.steps)

@@ -316,7 +316,7 @@ static FailureOr<Type> inferElementwise(RuleContext &rule,
                           << names[0] << " of shape "
                           << formatShape(first.getShape()) << " and " << name
                           << " of shape " << formatShape(operand.getShape())
-                          << " (write broadcast to broadcast)";
+                          << " (broadcast one explicitly: broadcast(x) or broadcast[shape=[...]] x)";
   }
   return rule.shaped(first, first.getShape());
 }

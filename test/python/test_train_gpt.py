@@ -69,6 +69,8 @@ def test_resumed_run_takes_the_same_steps_and_keeps_the_history(tmp_path):
     rest = train(tmp_path / "rest", "--steps", "4", "--sample", "0",
                  "--resume", str(tmp_path / "part" / "checkpoint.npz"))
     assert rest.returncode == 0, rest.stderr
+    assert "resuming from %s at step 2" % (tmp_path / "part" /
+                                           "checkpoint.npz") in rest.stdout
     assert losses(rest.stdout)[4] == losses(whole.stdout)[4]
     # The loss history since step 1 is kept across the resume.
     resumed = load_checkpoint(tmp_path / "rest" / "checkpoint.npz").run

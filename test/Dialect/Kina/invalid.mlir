@@ -253,7 +253,7 @@ func.func @softmax_int(%x: !kina.tensor<2x3xi64, @host>) {
 // -----
 
 func.func @add_shapes(%a: !kina.tensor<1x4x4xf32, @host>, %b: !kina.tensor<4x4xf32, @host>) {
-  // expected-error @+1 {{'kina.add' op expects operands of identical shape, got lhs of shape [1, 4, 4] and rhs of shape [4, 4] (write broadcast to broadcast)}}
+  // expected-error @+1 {{'kina.add' op expects operands of identical shape, got lhs of shape [1, 4, 4] and rhs of shape [4, 4] (broadcast one explicitly: broadcast(x) or broadcast[shape=[...]] x)}}
   %0 = "kina.add"(%a, %b) : (!kina.tensor<1x4x4xf32, @host>, !kina.tensor<4x4xf32, @host>) -> !kina.tensor<1x4x4xf32, @host>
   return
 }
