@@ -619,6 +619,12 @@ PYBIND11_MODULE(_kina, m) {
       .def_readonly("over", &mlir::kina::TrafficRecord::over)
       .def_readonly("count", &mlir::kina::TrafficRecord::count)
       .def_readonly("bytes", &mlir::kina::TrafficRecord::bytes);
+  py::class_<mlir::kina::MemoryBytes>(m, "MemoryBytes")
+      .def_readonly("weights", &mlir::kina::MemoryBytes::weights)
+      .def_readonly("gradients", &mlir::kina::MemoryBytes::gradients)
+      .def_readonly("optimizer_state",
+                    &mlir::kina::MemoryBytes::optimizerState)
+      .def_readonly("activations", &mlir::kina::MemoryBytes::activations);
   py::class_<mlir::kina::FunctionCostRecord>(m, "FunctionCostRecord")
       .def_readonly("function", &mlir::kina::FunctionCostRecord::function)
       .def_readonly("location", &mlir::kina::FunctionCostRecord::location)
@@ -626,6 +632,8 @@ PYBIND11_MODULE(_kina, m) {
       .def_readonly("peak_bytes", &mlir::kina::FunctionCostRecord::peakBytes)
       .def_readonly("bytes_sent", &mlir::kina::FunctionCostRecord::bytesSent)
       .def_readonly("traffic", &mlir::kina::FunctionCostRecord::traffic)
+      .def_readonly("at_rest", &mlir::kina::FunctionCostRecord::atRest)
+      .def_readonly("at_peak", &mlir::kina::FunctionCostRecord::atPeak)
       .def("remark", [](const mlir::kina::FunctionCostRecord &r) {
         return mlir::kina::remarkText(r);
       });

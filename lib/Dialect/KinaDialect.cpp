@@ -57,7 +57,8 @@ LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringAttr name = attr.getName();
   if (name == getEntryAttrHelper().getName() ||
-      name == getParallelBodyAttrHelper().getName()) {
+      name == getParallelBodyAttrHelper().getName() ||
+      name == getReshardAfterForwardAttrHelper().getName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
       return op->emitError()
              << "'" << name.getValue() << "' is a unit attribute of a function";
@@ -156,6 +157,12 @@ LogicalResult KinaDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                     NamedAttribute attr) {
   if (attr.getName() == getGlobalAttrHelper().getName())
     return verifyGlobalType(op, attr);
+  if (attr.getName() == getWeightAttrHelper().getName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' is a unit attribute of an argument";
+    return success();
+  }
   if (attr.getName() != getNameAttrHelper().getName())
     return op->emitError() << "unknown kina argument attribute '"
                            << attr.getName().getValue() << "'";

@@ -87,7 +87,11 @@ PlacementAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "a placement names an empty mesh axis";
     if (!seenNames.insert(name.getValue()).second)
       return emitError() << "mesh axis '" << name.getValue()
-                         << "' is used for two tensor axes";
+                         << (llvm::is_contained(partial, name)
+                                 ? "' is named twice among the splits and "
+                                   "partial sums (a value is split or summed "
+                                   "over a mesh axis, not both)"
+                                 : "' is used for two tensor axes");
   }
   return success();
 }

@@ -215,6 +215,19 @@ void ReverseMode::accumulate(Value value, Value cotangent,
   it->second = sum ? sum.getResult() : cotangent;
 }
 
+/// Marks `param`, when it is a parameter of the function around `op`, as
+/// a weight (`kina.weight`): the propagation gathers its splits at rest,
+/// the memory ledger counts it as a weight.
+static void markWeight(Value param) {
+  auto arg = dyn_cast<BlockArgument>(param);
+  auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                : func::FuncOp();
+  if (fn && arg.getOwner() == &fn.getBody().front())
+    fn.setArgAttr(arg.getArgNumber(),
+                  KinaDialect::WeightAttrHelper::getNameStr(),
+                  UnitAttr::get(fn.getContext()));
+}
+
 /// Marks the `params` and every tape value computed from one.
 void ReverseMode::markActive(ArrayRef<Value> params) {
   active.insert(params.begin(), params.end());
@@ -284,6 +297,7 @@ LogicalResult ReverseMode::run() {
   SmallVector<Value> replacements = {result};
   for (int64_t position : op.getWrt()) {
     Value param = op.getInputs()[position];
+    markWeight(param);
     Value gradient = cotangents.lookup(param);
     if (!gradient)
       gradient = constant(0.0f, param.getType(), op.getLoc());

@@ -53,8 +53,17 @@ private:
     return emitError(loc(l));
   }
 
-  KinaTensorType convertType(const TypeSpec &spec);
-  PlacementAttr convertPlacement(const TypeSpec &spec);
+  /// `asResult`: the type of a function's result, the one place a
+  /// program may write @partial. `what` ("parameter 'w'") opens the
+  /// errors of a placement the mesh cannot hold.
+  KinaTensorType convertType(const TypeSpec &spec, bool asResult = false,
+                             StringRef what = "");
+  PlacementAttr convertPlacement(const TypeSpec &spec, bool asResult);
+  /// The mesh axes `names` names, `what` (a placement's word) for errors;
+  /// empty names: the one axis of a one-axis mesh.
+  std::optional<SmallVector<StringAttr>>
+  meshAxes(ArrayRef<std::string> names, size_t count, const TypeSpec &spec,
+           StringRef what);
   void genMesh(const mlir::kina::MeshDecl &decl);
   Value placeAs(Value value, PlacementAttr placement, SourceLoc where);
   void declareFunction(const Function &fn);
@@ -121,7 +130,7 @@ static std::string opDisplayName(const SurfaceOp &op) {
 
 /// The placement `spec` writes, resolved against the program's mesh:
 /// `over` may be left out on a one-axis mesh only.
-PlacementAttr MLIRGen::convertPlacement(const TypeSpec &spec) {
+PlacementAttr MLIRGen::convertPlacement(const TypeSpec &spec, bool asResult) {
   using Kind = TypeSpec::Placement;
   if (spec.placement == Kind::Host)
     return PlacementAttr::getHost(&context);
@@ -133,46 +142,76 @@ PlacementAttr MLIRGen::convertPlacement(const TypeSpec &spec) {
            "before the first function";
     return {};
   }
+  if (spec.isPartial() && !asResult) {
+    error(spec.placementLoc)
+        << "@partial is a placement of a function's result (a partial sum "
+           "its caller reduces); a parameter, a placeholder or an "
+           "ascription takes a whole or split value: declare it "
+           "@replicated, or @sharded(...) to receive it reduce-scattered";
+    return {};
+  }
   if (spec.placement == Kind::Replicated)
     return PlacementAttr::getReplicated(&context);
-  size_t meshRank = mesh.getShape().size();
-  SmallVector<StringAttr> over;
-  if (spec.splitOver.empty()) {
-    if (meshRank != 1 || spec.splitAxes.size() != 1) {
-      error(spec.placementLoc)
-          << "@sharded(axis=...) without over= needs a one-axis mesh and one "
-             "axis; the mesh has axes "
-          << mesh.getAxisList() << ": write over=<axis>";
-      return {};
-    }
-    over.push_back(cast<StringAttr>(mesh.getAxes()[0]));
-  } else {
-    if (spec.splitOver.size() != spec.splitAxes.size()) {
-      error(spec.placementLoc)
-          << "@sharded names " << spec.splitAxes.size() << " axis(es) but "
-          << spec.splitOver.size() << " mesh axis(es) in over=";
-      return {};
-    }
-    for (const std::string &name : spec.splitOver) {
-      if (!mesh.getAxisSize(name)) {
-        error(spec.placementLoc)
-            << "unknown mesh axis '" << name << "'; the mesh's axes are "
-            << mesh.getAxisList();
-        return {};
-      }
-      over.push_back(builder.getStringAttr(name));
-    }
-  }
-  if (failed(PlacementAttr::verify([&] { return error(spec.placementLoc); },
-                                   PlacementKind::mesh, spec.splitAxes, over,
-                                   {})))
+  std::optional<SmallVector<StringAttr>> over =
+      spec.placement == Kind::Partial
+          ? SmallVector<StringAttr>()
+          : meshAxes(spec.splitOver, spec.splitAxes.size(), spec, "@sharded");
+  std::optional<SmallVector<StringAttr>> partial =
+      spec.isPartial() ? meshAxes(spec.partialOver, 1, spec, "@partial")
+                       : SmallVector<StringAttr>();
+  if (!over || !partial)
     return {};
-  return PlacementAttr::getMesh(&context, spec.splitAxes, over);
+  if (failed(PlacementAttr::verify([&] { return error(spec.placementLoc); },
+                                   PlacementKind::mesh, spec.splitAxes, *over,
+                                   *partial)))
+    return {};
+  return PlacementAttr::getMesh(&context, spec.splitAxes, *over, *partial);
 }
 
-KinaTensorType MLIRGen::convertType(const TypeSpec &spec) {
+std::optional<SmallVector<StringAttr>>
+MLIRGen::meshAxes(ArrayRef<std::string> names, size_t count,
+                  const TypeSpec &spec, StringRef what) {
+  size_t meshRank = mesh.getShape().size();
+  SmallVector<StringAttr> over;
+  if (names.empty()) {
+    if (meshRank != 1 || count != 1) {
+      if (what == "@sharded")
+        error(spec.placementLoc)
+            << "@sharded(axis=...) without over= needs a one-axis mesh and "
+               "one axis; the mesh has axes "
+            << mesh.getAxisList() << ": write over=<axis>";
+      else
+        error(spec.placementLoc)
+            << "@partial without over= needs a one-axis mesh; the mesh has "
+               "axes "
+            << mesh.getAxisList() << ": write @partial(over=<axis>)";
+      return std::nullopt;
+    }
+    over.push_back(cast<StringAttr>(mesh.getAxes()[0]));
+    return over;
+  }
+  if (what == "@sharded" && names.size() != count) {
+    error(spec.placementLoc)
+        << "@sharded names " << count << " axis(es) but " << names.size()
+        << " mesh axis(es) in over=";
+    return std::nullopt;
+  }
+  for (const std::string &name : names) {
+    if (!mesh.getAxisSize(name)) {
+      error(spec.placementLoc) << "unknown mesh axis '" << name
+                               << "'; the mesh's axes are "
+                               << mesh.getAxisList();
+      return std::nullopt;
+    }
+    over.push_back(builder.getStringAttr(name));
+  }
+  return over;
+}
+
+KinaTensorType MLIRGen::convertType(const TypeSpec &spec, bool asResult,
+                                    StringRef what) {
   Type element = getElementType(&context, spec.elementType);
-  PlacementAttr placement = convertPlacement(spec);
+  PlacementAttr placement = convertPlacement(spec, asResult);
   if (!placement)
     return {};
   // The shape's errors at the type, the placement's at the placement.
@@ -183,8 +222,13 @@ KinaTensorType MLIRGen::convertType(const TypeSpec &spec) {
   auto type = KinaTensorType::getChecked(
       [&] { return error(spec.placementLoc); }, &context,
       ArrayRef<int64_t>(spec.dims), element, placement);
-  if (type && failed(verifyPlacement(type, mesh,
-                                     [&] { return error(spec.placementLoc); })))
+  auto placementError = [&] {
+    InFlightDiagnostic diagnostic = error(spec.placementLoc);
+    if (!what.empty())
+      diagnostic << what << ": ";
+    return diagnostic;
+  };
+  if (type && failed(verifyPlacement(type, mesh, placementError)))
     return {};
   return type;
 }
@@ -283,7 +327,8 @@ void MLIRGen::declareFunction(const Function &fn) {
   SmallVector<std::string> inputNames;
   bool ok = true;
   for (const mlir::kina::Param &param : fn.params) {
-    KinaTensorType type = convertType(param.type);
+    KinaTensorType type =
+        convertType(param.type, false, "parameter '" + param.name + "'");
     ok &= bool(type);
     inputs.push_back(type);
     inputNames.push_back(param.name);
@@ -294,14 +339,18 @@ void MLIRGen::declareFunction(const Function &fn) {
     if (stmt.kind != Statement::Kind::Placeholder || !fn.isMain ||
         !stmt.ascription)
       continue;
-    KinaTensorType type = convertType(*stmt.ascription);
+    KinaTensorType type = convertType(*stmt.ascription, false,
+                                      "placeholder '" + stmt.name + "'");
     ok &= bool(type);
     inputs.push_back(type);
     inputNames.push_back(stmt.name);
   }
   SmallVector<Type> results;
   for (const TypeSpec &spec : fn.resultTypes) {
-    KinaTensorType result = convertType(spec);
+    std::string what = fn.resultTypes.size() == 1
+                           ? "the result"
+                           : "result #" + std::to_string(results.size());
+    KinaTensorType result = convertType(spec, /*asResult=*/true, what);
     ok &= bool(result);
     results.push_back(result);
   }
@@ -465,6 +514,9 @@ void MLIRGen::declareReverseMode(const Function &fn) {
                   builder.getStringAttr(i < type.getNumInputs()
                                             ? paramName(callee, i)
                                             : std::string("d_result")));
+  if (decl.reshardAfterForward)
+    dialect->getReshardAfterForwardAttrHelper().setAttr(op,
+                                                        builder.getUnitAttr());
   wrtPositions[fn.name] = positions;
   it->second = FunctionInfo{&fn, op};
   callGraph[fn.name].push_back({decl.of, decl.ofLoc});

@@ -222,15 +222,9 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
   // Propagated once: its remarks are said once.
   FailureOr<OwningOpRef<ModuleOp>> propagated =
       runOnCopy(**differentiated, createPropagateShardingPass(out.records));
-  // The propagation converts a value once per use (a partial value used
-  // twice is all-reduced twice); CSE keeps one of each before the
-  // collectives become runtime calls, which it cannot merge.
-  if (succeeded(propagated)) {
-    PassManager pm(program.getContext());
-    pm.addPass(createCSEPass());
-    if (failed(pm.run(**propagated)))
-      return failure();
-  }
+  // (No CSE here: the propagation converts a value once for all the ops
+  // that need it, and the gathers a `reshard_after_forward` function
+  // repeats in its backward must stay.)
   if (failed(propagated))
     return failure();
   if (!probes)

@@ -17,7 +17,7 @@ bool AxisDecision::keeps(unsigned operand) const {
 
 AxisDecision mlir::kina::decideAxis(Operation *op, const ShardingRule &rule,
                                     StringAttr axis, PlacementAttr result,
-                                    MeshOp mesh) {
+                                    MeshOp mesh, bool keepASplit) {
   AxisDecision decision;
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
     if (std::optional<int64_t> dim =
@@ -67,9 +67,10 @@ AxisDecision mlir::kina::decideAxis(Operation *op, const ShardingRule &rule,
            cost(factor)});
   }
   decision.weighed.push_back({"gathering every operand", cost(std::nullopt)});
-  if (cost(std::nullopt) < cost(keep))
+  if (!keepASplit && cost(std::nullopt) < cost(keep))
     keep = std::nullopt;
   decision.keep = keep;
+  decision.chosenBytes = cost(keep);
   if (!keep)
     return decision;
   decision.resultDim = rule.resultDimOf(*keep);

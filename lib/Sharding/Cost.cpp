@@ -6,7 +6,8 @@
 // from the op that makes it to its last use (arguments throughout): the
 // program order before fusion, which fusion and in-place updates only
 // lower. A call adds its callee's FLOPs, collectives and, while it runs,
-// its temporaries.
+// its temporaries. The bytes live are kept by what they hold (the memory
+// ledger, MemoryBytes), classified from the program's structure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,13 +43,51 @@ struct FunctionCost {
   int64_t argumentBytes = 0; // the caller's buffers
   TrafficTable traffic;      // callees' included
   int64_t bytesSent = 0;
+  /// The ledger of the arguments and of the values live at the peak.
+  mlir::kina::MemoryBytes atRest, atPeak;
+  /// The parameters that are weights, the results that are gradients.
+  DenseSet<unsigned> weightArgs, gradientResults;
 };
+
+enum class Held { Weight, Gradient, OptimizerState, Activation };
+
+int64_t &slot(mlir::kina::MemoryBytes &bytes, Held held) {
+  switch (held) {
+  case Held::Weight:
+    return bytes.weights;
+  case Held::Gradient:
+    return bytes.gradients;
+  case Held::OptimizerState:
+    return bytes.optimizerState;
+  case Held::Activation:
+    return bytes.activations;
+  }
+  llvm_unreachable("a class of bytes");
+}
+
+mlir::kina::MemoryBytes operator-(mlir::kina::MemoryBytes a,
+                                  const mlir::kina::MemoryBytes &b) {
+  a.weights -= b.weights;
+  a.gradients -= b.gradients;
+  a.optimizerState -= b.optimizerState;
+  a.activations -= b.activations;
+  return a;
+}
+
+void operator+=(mlir::kina::MemoryBytes &a, const mlir::kina::MemoryBytes &b) {
+  a.weights += b.weights;
+  a.gradients += b.gradients;
+  a.optimizerState += b.optimizerState;
+  a.activations += b.activations;
+}
 
 class CostModel {
 public:
   explicit CostModel(MeshOp mesh) : mesh(mesh) {}
 
   const FunctionCost &of(func::FuncOp fn);
+  /// What each value of `fn` holds, where it is not an activation.
+  DenseMap<Value, Held> classify(func::FuncOp fn);
 
   SmallVector<int64_t> shapeOf(Value value) const {
     auto type = dyn_cast<KinaTensorType>(value.getType());
@@ -83,12 +122,29 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
   for (Operation &op : body)
     for (Value operand : op.getOperands())
       lastUse[operand] = &op;
+  DenseMap<Value, Held> held = classify(fn);
+  auto heldAs = [&](Value value) {
+    auto it = held.find(value);
+    return it != held.end() ? it->second : Held::Activation;
+  };
   for (BlockArgument arg : body.getArguments())
+    if (heldAs(arg) == Held::Weight)
+      cost.weightArgs.insert(arg.getArgNumber());
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+    if (heldAs(value) == Held::Gradient)
+      cost.gradientResults.insert(i);
+  for (BlockArgument arg : body.getArguments()) {
     cost.argumentBytes += bytesOf(arg);
+    slot(cost.atRest, heldAs(arg)) += bytesOf(arg);
+  }
   int64_t live = cost.argumentBytes;
+  mlir::kina::MemoryBytes liveHeld = cost.atRest;
   cost.peakBytes = live;
+  cost.atPeak = liveHeld;
   for (Operation &op : body) {
     int64_t during = 0; // a callee's temporaries while it runs
+    mlir::kina::MemoryBytes duringHeld;
     if (auto costed = dyn_cast<CostOpInterface>(&op)) {
       SmallVector<SmallVector<int64_t>> operands = llvm::map_to_vector(
           op.getOperands(), [&](Value v) { return shapeOf(v); });
@@ -99,6 +155,7 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
         const FunctionCost &inner = of(callee);
         cost.flops += inner.flops;
         during = inner.peakBytes - inner.argumentBytes;
+        duringHeld = inner.atPeak - inner.atRest;
         for (auto &[backward, kinds] : inner.traffic)
           for (auto &[key, t] : kinds) {
             Traffic &mine = cost.traffic[backward][key];
@@ -117,17 +174,73 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
       t.bytes += bytes;
       cost.bytesSent += bytes;
     }
+    auto add = [&](Value value, int64_t sign) {
+      live += sign * bytesOf(value);
+      slot(liveHeld, heldAs(value)) += sign * bytesOf(value);
+    };
     for (Value result : op.getResults())
-      live += bytesOf(result);
-    cost.peakBytes = std::max(cost.peakBytes, live + during);
+      add(result, +1);
+    if (live + during > cost.peakBytes) {
+      cost.peakBytes = live + during;
+      cost.atPeak = liveHeld;
+      cost.atPeak += duringHeld;
+    }
     for (Value operand : op.getOperands())
       if (!isa<BlockArgument>(operand) && lastUse.lookup(operand) == &op)
-        live -= bytesOf(operand);
+        add(operand, -1);
     for (Value result : op.getResults())
       if (result.use_empty())
-        live -= bytesOf(result);
+        add(result, -1);
   }
   return known[fn] = cost;
+}
+
+DenseMap<Value, Held> CostModel::classify(func::FuncOp fn) {
+  DenseMap<Value, Held> held;
+  Block &body = fn.getBody().front();
+  auto calleeOf = [&](func::CallOp call) {
+    return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+  };
+  // Weights: marked (the gradient function's), or passed where a callee
+  // takes a weight.
+  for (BlockArgument arg : body.getArguments())
+    if (fn.getArgAttr(arg.getArgNumber(),
+                      KinaDialect::WeightAttrHelper::getNameStr()))
+      held[arg] = Held::Weight;
+  for (Operation &op : body)
+    if (auto call = dyn_cast<func::CallOp>(&op))
+      if (func::FuncOp callee = calleeOf(call))
+        for (unsigned i : of(callee).weightArgs)
+          if (isa<BlockArgument>(call.getOperand(i)))
+            held[call.getOperand(i)] = Held::Weight;
+  // Optimizer state: the other parameters a result is written into, and
+  // those results (a new weight is a weight).
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    if (auto reused = fn.getResultAttrOfType<IntegerAttr>(
+            i, KinaDialect::ReusesAttrHelper::getNameStr())) {
+      BlockArgument arg = body.getArgument(reused.getInt());
+      held.try_emplace(arg, Held::OptimizerState);
+      held[ret.getOperand(i)] = held.lookup(arg);
+    }
+  // Gradients: adjoint values, the collectives that move them, a callee's
+  // gradients.
+  for (Operation &op : body) {
+    auto operandHeld = [&](unsigned i) {
+      auto it = held.find(op.getOperand(i));
+      return it != held.end() ? std::optional(it->second) : std::nullopt;
+    };
+    if (isAdjointLoc(op.getLoc()) ||
+        (isa<CollectiveOpInterface>(op) && operandHeld(0) == Held::Gradient))
+      for (Value result : op.getResults())
+        held.try_emplace(result, Held::Gradient);
+    if (auto call = dyn_cast<func::CallOp>(&op))
+      if (func::FuncOp callee = calleeOf(call))
+        for (unsigned i : of(callee).gradientResults)
+          held.try_emplace(call.getResult(i), Held::Gradient);
+  }
+  return held;
 }
 
 /// Fails, with an error, on an op under `root` (a function, or the module)
@@ -163,6 +276,8 @@ mlir::kina::costRecord(func::FuncOp fn) {
   record.flops = cost.flops;
   record.peakBytes = cost.peakBytes;
   record.bytesSent = cost.bytesSent;
+  record.atRest = cost.atRest;
+  record.atPeak = cost.atPeak;
   for (auto &[backward, kinds] : cost.traffic)
     for (auto &[key, t] : kinds)
       record.traffic.push_back(

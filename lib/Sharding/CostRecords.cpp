@@ -36,7 +36,10 @@ std::string mlir::kina::remarkText(const FunctionCostRecord &record) {
     os << t.count << " " << t.kind << " over " << t.over << " (" << t.bytes
        << " B)";
   }
+  const MemoryBytes &peak = record.atPeak;
   os << (record.traffic.empty() ? "" : ";") << " " << record.bytesSent
-     << " bytes sent in all";
+     << " bytes sent in all; held at peak: weights " << peak.weights
+     << " B, gradients " << peak.gradients << " B, optimizer state "
+     << peak.optimizerState << " B, activations " << peak.activations << " B";
   return os.str();
 }

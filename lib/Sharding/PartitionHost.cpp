@@ -69,6 +69,12 @@ private:
   }
   FailureOr<Value> block(Value value, const Coordinate &at);
   FailureOr<Value> whole(Value value);
+  /// A block of zeros of `type`'s element type and shape `shape`: a
+  /// summand that adds nothing (sums leave it out).
+  Value zeros(KinaTensorType type, ArrayRef<int64_t> shape, Location loc);
+  /// `parts` added in order, the zero blocks left out (so that a whole
+  /// value's sum is that value, to the bit).
+  FailureOr<Value> sum(ArrayRef<Value> parts, Location loc);
   /// Every coordinate over the mesh axes `axes` (0 on the others).
   SmallVector<Coordinate> coordinates(ArrayRef<unsigned> axes) const;
   size_t indexOf(const Blocks &blocks, const Coordinate &at) const;
@@ -88,6 +94,7 @@ private:
   SmallVector<StringAttr> axisNames;
   SmallVector<int64_t> axisSizes;
   DenseMap<Value, Blocks> values;
+  DenseSet<Value> zeroBlocks;
 };
 } // namespace
 
@@ -134,6 +141,33 @@ size_t HostPartition::indexOf(const Blocks &blocks,
   return index;
 }
 
+Value HostPartition::zeros(KinaTensorType type, ArrayRef<int64_t> shape,
+                           Location loc) {
+  auto scalar = ConstantOp::create(
+      builder, loc,
+      KinaTensorType::get(type.getContext(), {}, type.getElementType(),
+                          PlacementAttr::getHost(type.getContext())),
+      FloatAttr::get(type.getElementType(), 0.0));
+  Value block = scalar;
+  if (!shape.empty())
+    block = createInferred<BroadcastOp>(builder, loc, block, shape);
+  if (block)
+    zeroBlocks.insert(block);
+  return block;
+}
+
+FailureOr<Value> HostPartition::sum(ArrayRef<Value> parts, Location loc) {
+  SmallVector<Value> terms = llvm::filter_to_vector(
+      parts, [&](Value part) { return !zeroBlocks.contains(part); });
+  if (terms.empty())
+    return parts.front();
+  FailureOr<Value> total = terms.front();
+  for (Value term : ArrayRef(terms).drop_front())
+    if (succeeded(total))
+      total = built(createInferred<AddOp>(builder, loc, *total, term));
+  return total;
+}
+
 /// The block device `at` holds: made, or sliced from the whole tensor.
 FailureOr<Value> HostPartition::block(Value value, const Coordinate &at) {
   if (!placementOf(value).isMesh())
@@ -142,9 +176,17 @@ FailureOr<Value> HostPartition::block(Value value, const Coordinate &at) {
   Value &slot = blocks.blocks[indexOf(blocks, at)];
   if (slot)
     return slot;
-  if (!blocks.whole || !blocks.placement.getPartial().empty())
+  if (!blocks.whole)
     return emitError(value.getLoc(), "internal error: a block of a value "
                                      "that was never computed");
+  // A partial sum known whole (a call's result, summed by the callee's
+  // host form): device 0 of its partial axes holds it, the others zeros.
+  bool summand = llvm::all_of(blocks.placement.getPartial(), [&](StringAttr a) {
+    return at[llvm::find(axisNames, a) - axisNames.begin()] == 0;
+  });
+  if (!summand)
+    return slot = zeros(typeOf(value), blockShape(typeOf(value), mesh),
+                        value.getLoc());
   Value cut = blocks.whole;
   SmallVector<int64_t> shape(typeOf(value).getShape());
   for (auto [dim, axis] : llvm::zip_equal(blocks.placement.getAxes(),
@@ -167,18 +209,31 @@ FailureOr<Value> HostPartition::whole(Value value) {
   Blocks &blocks = blocksOf(value, placementOf(value));
   if (blocks.whole)
     return blocks.whole;
-  if (!blocks.placement.getPartial().empty())
-    return emitError(value.getLoc(),
-                     "internal error: a partial value is used whole");
-  // Row-major blocks over `axes`: join the last axis first.
+  // A partial sum's whole is its summands added (in device order) block
+  // by block; then, row-major blocks over the split axes: join the last
+  // axis first.
+  SmallVector<unsigned> split, partial;
+  for (unsigned axis : blocks.axes)
+    (blocks.placement.getAxisSplitBy(axisNames[axis]) ? split : partial)
+        .push_back(axis);
   SmallVector<Value> parts;
-  for (const Coordinate &at : coordinates(blocks.axes)) {
-    FailureOr<Value> part = block(value, at);
-    if (failed(part))
+  for (const Coordinate &at : coordinates(split)) {
+    SmallVector<Value> summands;
+    for (const Coordinate &of : coordinates(partial)) {
+      Coordinate c = at;
+      for (unsigned axis : partial)
+        c[axis] = of[axis];
+      FailureOr<Value> part = block(value, c);
+      if (failed(part))
+        return failure();
+      summands.push_back(*part);
+    }
+    FailureOr<Value> total = sum(summands, value.getLoc());
+    if (failed(total))
       return failure();
-    parts.push_back(*part);
+    parts.push_back(*total);
   }
-  for (unsigned axis : llvm::reverse(blocks.axes)) {
+  for (unsigned axis : llvm::reverse(split)) {
     int64_t dim = *blocks.placement.getAxisSplitBy(axisNames[axis]);
     int64_t n = axisSizes[axis];
     SmallVector<Value> joined;
@@ -276,13 +331,6 @@ LogicalResult HostPartition::collective(Operation *op) {
   auto concatOn = [&](ArrayRef<Value> parts, int64_t dim) -> FailureOr<Value> {
     return built(createInferred<ConcatOp>(builder, loc, parts, dim));
   };
-  auto sum = [&](ArrayRef<Value> parts) -> FailureOr<Value> {
-    FailureOr<Value> total = parts.front();
-    for (Value part : parts.drop_front())
-      if (succeeded(total))
-        total = built(createInferred<AddOp>(builder, loc, *total, part));
-    return total;
-  };
   auto sliceOf = [&](Value whole, int64_t dim,
                      int64_t index) -> FailureOr<Value> {
     int64_t size = typeOf(whole).getDimSize(dim) / n;
@@ -307,14 +355,14 @@ LogicalResult HostPartition::collective(Operation *op) {
       .Case([&](AllReduceOp) {
         return defineBlocks(result, [&](const Coordinate &at) {
           auto parts = alongAxis(at);
-          return failed(parts) ? FailureOr<Value>(failure()) : sum(*parts);
+          return failed(parts) ? FailureOr<Value>(failure()) : sum(*parts, loc);
         });
       })
       .Case([&](ReduceScatterOp scatter) {
         return defineBlocks(result, [&](const Coordinate &at) {
           FailureOr<Value> total = once(at, [&]() -> FailureOr<Value> {
             auto parts = alongAxis(at);
-            return failed(parts) ? FailureOr<Value>(failure()) : sum(*parts);
+            return failed(parts) ? FailureOr<Value>(failure()) : sum(*parts, loc);
           });
           return failed(total) ? total
                                : sliceOf(*total, scatter.getAxis(), at[axis]);

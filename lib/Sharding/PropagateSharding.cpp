@@ -13,6 +13,18 @@
 // placements involved, where they came from, and the bytes each device
 // sends.
 //
+// Functions are propagated callees first, so that a call's results have
+// the placements its callee returns: a reverseMode function called from
+// another mesh-placed function returns a gradient that is a partial sum
+// as such (`@partial`), and its caller reduces it where it uses it, with
+// a reduce_scatter where that use is split (ZeRO's optimizer state). A
+// weight split over a mesh axis that also splits an input is split at
+// rest (ZeRO-3, FSDP): it is gathered for its uses, whatever the greedy
+// choice would have kept. A value converted once to a placement is reused
+// for the later ops that need it so (the backward reuses the forward's
+// gathered weights), except across a `reshard_after_forward` function's
+// forward and backward.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Kina/Sharding/AxisDecision.h"
@@ -25,6 +37,10 @@
 #include "Kina/Sharding/SplitReductions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <functional>
 
 
 namespace mlir::kina {
@@ -38,12 +54,28 @@ using namespace mlir::kina;
 namespace {
 class Propagation {
 public:
-  Propagation(MeshOp mesh, mlir::kina::CostRecords *records)
-      : mesh(mesh), records(records) {}
+  /// `calledFromMesh`: the functions that a mesh-placed function calls.
+  Propagation(MeshOp mesh, mlir::kina::CostRecords *records,
+              DenseSet<StringAttr> calledFromMesh)
+      : mesh(mesh), records(records),
+        calledFromMesh(std::move(calledFromMesh)) {}
 
   LogicalResult run(func::FuncOp fn);
 
 private:
+  /// The partial sums `value` (to be converted to `to` for a gradient
+  /// result) may stay, when the caller of its function reduces them.
+  PlacementAttr leftPartial(Value value, PlacementAttr to);
+  /// The dim of operand `operand` of `op` to reduce-scatter its partial
+  /// sum over `axis` to: the split over `axis` that the op's result is
+  /// declared or asked to have, or that another operand has, on a
+  /// parallel factor the operand has; none: an all_reduce.
+  std::optional<int64_t> scatterDim(Operation *op, const ShardingRule &rule,
+                                    unsigned operand, StringAttr axis);
+  /// Gathers the weights among `op`'s operands split at rest (over a mesh
+  /// axis that splits an input of the function), each remark saying what
+  /// the greedy choice would have sent.
+  LogicalResult gatherAtRest(Operation *op, const ShardingRule &rule);
   LogicalResult propagate(Operation *op, const ShardingRule &rule);
   LogicalResult lowerReshard(ReshardOp op);
   /// `value` converted to `target` before `at`, with a remark at `at`
@@ -68,6 +100,16 @@ private:
   MeshOp mesh;
   /// Where the records of the collectives inserted go, when anywhere.
   mlir::kina::CostRecords *records;
+  DenseSet<StringAttr> calledFromMesh;
+  /// The function being propagated, whether it reuses no conversion of
+  /// its forward in its backward, and the mesh axes that split one of
+  /// its inputs (parameters that are not weights).
+  func::FuncOp function;
+  bool reshardAfterForward = false;
+  llvm::SetVector<StringAttr> dataAxes;
+  /// Conversions made: (value, placement, in the backward) -> the
+  /// converted value, reused by later ops that need the same.
+  DenseMap<std::tuple<Value, Attribute, int>, Value> converted;
   /// Where each value's placement came from (an annotation), for remarks.
   DenseMap<Value, std::string> origin;
   /// Where a value's split or partial sum over one mesh axis came from,
@@ -131,14 +173,23 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
                                       PlacementAttr target, const Twine &why,
                                       ArrayRef<mlir::kina::WeighedPlan> weighed,
                                       StringRef serves) {
+  // The same conversion made for an earlier op serves this one.
+  bool backward = reshardAfterForward && isAdjointLoc(at->getLoc());
+  auto key = std::make_tuple(value, Attribute(target), int(backward));
+  if (Value earlier = converted.lookup(key);
+      earlier && earlier.getDefiningOp()->getBlock() == at->getBlock() &&
+      earlier.getDefiningOp()->isBeforeInBlock(at))
+    return earlier;
   OpBuilder builder(at);
   SmallVector<Operation *> made;
   std::vector<mlir::kina::WeighedPlan> orders;
-  FailureOr<Value> converted =
+  FailureOr<Value> result =
       convertPlacement(builder, at->getLoc(), value, target,
                        [&](Operation *op) { made.push_back(op); }, &orders);
-  if (failed(converted))
+  if (failed(result))
     return failure();
+  if (*result != value)
+    converted[key] = *result;
   ArrayRef<mlir::kina::WeighedPlan> alternatives =
       !orders.empty() ? ArrayRef<mlir::kina::WeighedPlan>(orders) : weighed;
   auto fn = at->getParentOfType<func::FuncOp>();
@@ -173,7 +224,7 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
     if (records)
       records->collectives.push_back(std::move(record));
   }
-  return converted;
+  return result;
 }
 
 LogicalResult Propagation::lowerReshard(ReshardOp op) {
@@ -186,6 +237,18 @@ LogicalResult Propagation::lowerReshard(ReshardOp op) {
   // A reverseMode function's gradient takes its parameter's placement, at
   // the parameter's location: what converts it serves that gradient.
   std::optional<std::string> gradient = getGradientOf(op.getLoc());
+  if (gradient) {
+    PlacementAttr partial = leftPartial(op.getInput(), to);
+    if (partial != to) {
+      mlir::emitRemark(op.getLoc())
+          << "the gradient of " << *gradient << " is returned " << partial.str()
+          << ", a partial sum: the callers of '"
+          << op->getParentOfType<func::FuncOp>().getName()
+          << "' reduce it where they use it (an all_reduce where whole, a "
+             "reduce_scatter where split)";
+      to = partial;
+    }
+  }
   FailureOr<Value> converted =
       convert(op, op.getInput(), to,
               "the annotation at " + locationText(op.getLoc()) + " asks for " +
@@ -195,6 +258,101 @@ LogicalResult Propagation::lowerReshard(ReshardOp op) {
     return failure();
   op.getResult().replaceAllUsesWith(*converted);
   op.erase();
+  return success();
+}
+
+PlacementAttr Propagation::leftPartial(Value value, PlacementAttr to) {
+  // Only a value returned as it is, from a function whose callers are on
+  // the mesh (a host caller would need it summed).
+  if (!value.getDefiningOp() || !function ||
+      !calledFromMesh.contains(function.getSymNameAttr()))
+    return to;
+  PlacementAttr placement = placementOf(value);
+  for (StringAttr axis : placement.getPartial())
+    if (!to.getAxisSplitBy(axis) && !to.isPartialOver(axis))
+      to = to.withPartial(axis);
+  return to;
+}
+
+std::optional<int64_t> Propagation::scatterDim(Operation *op,
+                                               const ShardingRule &rule,
+                                               unsigned operand,
+                                               StringAttr axis) {
+  int64_t size = *mesh.getAxisSize(axis.getValue());
+  auto type = cast<KinaTensorType>(op->getOperand(operand).getType());
+  auto viaFactor = [&](int64_t factor) -> std::optional<int64_t> {
+    if (factor < 0 || rule.factors[factor] != ShardingRule::Kind::Parallel)
+      return std::nullopt;
+    std::optional<int64_t> dim = rule.operandDimOf(operand, factor);
+    if (!dim || type.getPlacement().getSplitOf(*dim) ||
+        type.getPlacement().getAxisSplitBy(axis) ||
+        type.getDimSize(*dim) % size != 0)
+      return std::nullopt;
+    return dim;
+  };
+  PlacementAttr wants = placementOf(op->getResult(0));
+  if (!wants.isMesh()) {
+    auto it = asked.find(op->getResult(0));
+    wants = it != asked.end() ? it->second.placement : PlacementAttr();
+  }
+  if (wants)
+    if (std::optional<int64_t> dim = wants.getAxisSplitBy(axis))
+      if (std::optional<int64_t> found = viaFactor(rule.resultDims[*dim]))
+        return found;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    if (i != operand)
+      if (std::optional<int64_t> dim =
+              placementOf(op->getOperand(i)).getAxisSplitBy(axis))
+        if (std::optional<int64_t> found =
+                viaFactor(rule.operandDims[i][*dim]))
+          return found;
+  return std::nullopt;
+}
+
+/// The weight (a `kina.weight` parameter) that `value` is, or a broadcast,
+/// reshape or transpose of; null for any other value.
+static BlockArgument weightOf(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (!isa<BroadcastOp, ReshapeOp, TransposeOp>(op))
+      return {};
+    value = op->getOperand(0);
+  }
+  auto arg = cast<BlockArgument>(value);
+  auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!fn || !fn.getArgAttr(arg.getArgNumber(),
+                            KinaDialect::WeightAttrHelper::getNameStr()))
+    return {};
+  return arg;
+}
+
+LogicalResult Propagation::gatherAtRest(Operation *op,
+                                        const ShardingRule &rule) {
+  for (StringAttr axis : dataAxes) {
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      std::optional<int64_t> dim =
+          placementOf(op->getOperand(i)).getAxisSplitBy(axis);
+      // A view of a weight that is itself split over the axis (not a
+      // broadcast cut over the batch).
+      BlockArgument weight = dim ? weightOf(op->getOperand(i)) : nullptr;
+      if (!weight || !placementOf(weight).getAxisSplitBy(axis))
+        continue;
+      // What the greedy choice weighed, for the remark.
+      AxisDecision decision =
+          decideAxis(op, rule, axis, placementOf(op->getResult(0)), mesh);
+      std::string why =
+          origin.lookup(weight) + " is split over '" +
+          axis.getValue().str() + "' at rest ('" + axis.getValue().str() +
+          "' splits an input of '" + function.getName().str() +
+          "'): gathered for its use, as ZeRO-3 and FSDP do";
+      FailureOr<Value> whole =
+          convert(op, op->getOperand(i),
+                  placementOf(op->getOperand(i)).withoutSplit(*dim), why,
+                  decision.weighed);
+      if (failed(whole))
+        return failure();
+      op->setOperand(i, *whole);
+    }
+  }
   return success();
 }
 
@@ -245,14 +403,22 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
        op->getOperand(0).hasOneUse()) ||
       (isa<AddOp, SubOp>(op) &&
        llvm::all_equal(llvm::map_range(op->getOperands(), placementOf)));
-  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+  // A partial operand of any other op is reduced: scattered to the split
+  // the op keeps over the axis (its result's, another operand's), else
+  // all-reduced.
+  for (unsigned i = 0; i < op->getNumOperands() && !linear; ++i) {
     PlacementAttr placement = placementOf(op->getOperand(i));
-    for (StringAttr axis : placement.getPartial())
-      if (!linear && failed(replaceOperand(
-                         i, placementOf(op->getOperand(i)).withoutPartial(axis),
-                         operandName(i) + " is a partial sum, and " + opName +
-                             " needs whole values")))
+    for (StringAttr axis : placement.getPartial()) {
+      PlacementAttr whole = placementOf(op->getOperand(i)).withoutPartial(axis);
+      std::optional<int64_t> dim = scatterDim(op, rule, i, axis);
+      if (failed(replaceOperand(
+              i, dim ? whole.withSplit(*dim, axis) : whole,
+              operandName(i) + " is a partial sum, and " + opName +
+                  (dim ? " keeps axis " + std::to_string(*dim) +
+                             " split over '" + axis.getValue().str() + "'"
+                       : std::string(" needs whole values")))))
         return failure();
+    }
   }
   // Axes the op needs whole.
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
@@ -269,6 +435,9 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
     }
   }
 
+  if (failed(gatherAtRest(op, rule)))
+    return failure();
+
   // A sum of values partial over the same axes is partial over them too,
   // a partial sum that comes from where the first operand's came from.
   PlacementAttr result = PlacementAttr::getReplicated(op->getContext());
@@ -284,7 +453,20 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   auto resultType = cast<KinaTensorType>(op->getResult(0).getType());
   for (Attribute attr : mesh.getAxes()) {
     auto axis = cast<StringAttr>(attr);
-    AxisDecision decision = decideAxis(op, rule, axis, result, mesh);
+    // A gradient function's products keep the batch split over a data
+    // axis (a weight's gradient is then a partial sum over it, reduced
+    // once), even where gathering the batch would send fewer bytes: data
+    // parallelism is what the annotations ask for.
+    bool keepData = dataAxes.contains(axis) && isa<MatmulOp>(op);
+    AxisDecision decision = decideAxis(op, rule, axis, result, mesh, keepData);
+    if (keepData && decision.keep && !decision.weighed.empty() &&
+        decision.weighed.back().bytes < decision.chosenBytes)
+      mlir::emitRemark(op->getLoc())
+          << "kept the split over '" << axis.getValue()
+          << "', the data axis of '" << function.getName()
+          << "' (the annotations ask for data parallelism): "
+          << decision.chosenBytes << " bytes per device where gathering "
+          << "every operand would send " << decision.weighed.back().bytes;
     if (decision.claims.empty()) {
       FailureOr<std::optional<int64_t>> dim =
           splitAsAsked(op, rule, axis, result);
@@ -458,12 +640,26 @@ Propagation::splitAsAsked(Operation *op, const ShardingRule &rule,
 LogicalResult Propagation::run(func::FuncOp fn) {
   if (fn.isExternal())
     return success();
+  function = fn;
+  reshardAfterForward =
+      KinaDialect::ReshardAfterForwardAttrHelper(fn.getContext()).isAttrPresent(
+          fn);
+  converted.clear();
+  dataAxes.clear();
   for (auto [i, arg] : llvm::enumerate(fn.getArguments())) {
     auto name = fn.getArgAttrOfType<StringAttr>(
         i, KinaDialect::NameAttrHelper::getNameStr());
     origin[arg] = name ? "parameter '" + name.str() + "'"
                        : "argument #" + std::to_string(i);
+    auto type = dyn_cast<KinaTensorType>(arg.getType());
+    if (!fn.getArgAttr(i, KinaDialect::WeightAttrHelper::getNameStr()) &&
+        type && type.getPlacement().isMesh())
+      dataAxes.insert_range(type.getPlacement().getOver());
   }
+  // Data axes are a gradient function's (one with weights).
+  if (llvm::none_of(fn.getArguments(),
+                    [](BlockArgument arg) { return bool(weightOf(arg)); }))
+    dataAxes.clear();
   SmallVector<Operation *> ops;
   fn.walk([&](Operation *op) { ops.push_back(op); });
   askBackward(ops);
@@ -478,11 +674,15 @@ LogicalResult Propagation::run(func::FuncOp fn) {
           return placementOf(v).isOnMesh();
         })) {
       // Results the frontend placed (constants, annotated values) are
-      // where annotations come from.
-      for (Value result : op->getResults())
+      // where annotations come from; a call's, its callee's result.
+      auto call = dyn_cast<func::CallOp>(op);
+      for (OpResult result : op->getResults())
         if (auto type = dyn_cast<KinaTensorType>(result.getType());
             type && type.getPlacement().isMesh() && !origin.count(result))
-          origin[result] = "the annotation at " + locationText(op->getLoc());
+          origin[result] =
+              call ? "result #" + std::to_string(result.getResultNumber()) +
+                         " of '" + call.getCallee().str() + "'"
+                   : "the annotation at " + locationText(op->getLoc());
       continue;
     }
     for (Value operand : op->getOperands())
@@ -555,6 +755,46 @@ static void hoistGathers(func::FuncOp fn) {
   }
 }
 
+/// The module's functions, each after the functions it calls (a program
+/// has no recursion), otherwise in the module's order.
+static SmallVector<func::FuncOp> calleesFirst(ModuleOp module,
+                                              SymbolTable &symbols) {
+  SmallVector<func::FuncOp> order;
+  DenseSet<Operation *> visited;
+  std::function<void(func::FuncOp)> visit = [&](func::FuncOp fn) {
+    if (!visited.insert(fn).second)
+      return;
+    fn.walk([&](func::CallOp call) {
+      if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee()))
+        visit(callee);
+    });
+    order.push_back(fn);
+  };
+  for (auto fn : module.getOps<func::FuncOp>())
+    visit(fn);
+  return order;
+}
+
+/// `fn`'s result types as its return now places them (a gradient left
+/// partial), and its calls' results with them, before their callers are
+/// propagated.
+static void returnPlacementsAsComputed(func::FuncOp fn, ModuleOp module) {
+  if (fn.isExternal())
+    return;
+  auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
+  if (TypeRange(ret.getOperandTypes()) == fn.getResultTypes())
+    return;
+  fn.setType(FunctionType::get(fn.getContext(), fn.getArgumentTypes(),
+                               ret.getOperandTypes()));
+  module.walk([&](func::CallOp call) {
+    if (call.getCallee() != fn.getName())
+      return;
+    for (auto [result, type] :
+         llvm::zip_equal(call.getResults(), ret.getOperandTypes()))
+      result.setType(type);
+  });
+}
+
 namespace {
 struct PropagateShardingPass
     : mlir::kina::impl::PropagateShardingPassBase<PropagateShardingPass> {
@@ -569,12 +809,22 @@ struct PropagateShardingPass
     MeshOp mesh = MeshOp::lookup(module);
     if (!mesh)
       return; // nothing is placed on a mesh
-    Propagation propagation(mesh, records);
-    for (auto fn : module.getOps<func::FuncOp>()) {
+    SymbolTable symbols(module);
+    DenseSet<StringAttr> calledFromMesh;
+    module.walk([&](func::CallOp call) {
+      auto caller = call->getParentOfType<func::FuncOp>();
+      if (caller && anyPlacement(caller.getFunctionType(), [](PlacementAttr p) {
+            return p.isOnMesh();
+          }))
+        calledFromMesh.insert(call.getCalleeAttr().getAttr());
+    });
+    Propagation propagation(mesh, records, std::move(calledFromMesh));
+    for (func::FuncOp fn : calleesFirst(module, symbols)) {
       if (failed(propagation.run(fn)))
         return signalPassFailure();
       hoistGathers(fn);
       simplifyCollectives(fn);
+      returnPlacementsAsComputed(fn, module);
     }
   }
 };

@@ -21,6 +21,15 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
   if (!source.isMesh() || !target.isMesh())
     return emitError(loc) << "internal error: converting " << source.str()
                           << " to " << target.str();
+  for (StringAttr axis : target.getPartial())
+    if (!source.isPartialOver(axis))
+      return emitError(loc)
+             << "a value placed " << source.str() << " cannot become "
+             << target.str() << ": a partial sum over '" << axis.getValue()
+             << "' comes from a contraction or a reduction split over it, "
+                "and no collective makes one (declare the result "
+             << source.str()
+             << " instead)";
   MeshOp mesh = MeshOp::lookup(builder.getInsertionBlock()->getParentOp());
   // Appends `op` (null: a step that is not possible) to the chain that
   // ends at `current`.

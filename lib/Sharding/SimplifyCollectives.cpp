@@ -7,8 +7,11 @@
 // reassociated here so that the partial values add first, and one
 // all-reduce remains. And a replicated broadcast that a split operand
 // meets (a row statistic spread over a split axis) is computed whole and
-// then cut: it is broadcast to the block instead. And a split moved to
-// another dim is gathered and then cut: one all_to_all does it.
+// then cut: it is broadcast to the block instead, as an elementwise op
+// whose result is only cut is computed on the cut operands (each device
+// its block of `w * decay`, where an update's other term is split). And a
+// split moved to another dim is gathered and then cut: one all_to_all
+// does it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,6 +110,36 @@ struct BroadcastTheBlock : OpRewritePattern<AllSliceOp> {
   }
 };
 
+/// all_slice(e(a, b, ...)) of an elementwise op used only there, whose
+/// operands are placed as its result: e(all_slice(a), all_slice(b), ...),
+/// each device computing its block only.
+struct SliceTheOperands : OpRewritePattern<AllSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    Operation *op = slice.getInput().getDefiningOp();
+    if (!op || !op->hasTrait<Elementwise>() || !op->hasOneUse() ||
+        llvm::any_of(op->getOperands(), [&](Value operand) {
+          return placementOf(operand) != placementOf(slice.getInput());
+        }))
+      return failure();
+    SmallVector<Value> cut;
+    for (Value operand : op->getOperands()) {
+      auto part = createInferred<AllSliceOp>(rewriter, slice.getLoc(), operand,
+                                             slice.getAxis(), slice.getOver());
+      if (!part)
+        return failure();
+      cut.push_back(part);
+    }
+    Operation *blocked = rewriter.clone(*op);
+    blocked->setOperands(cut);
+    blocked->getResult(0).setType(slice.getType());
+    rewriter.replaceOp(slice, blocked->getResults());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// all_slice(all_gather(x, a), b) over one mesh axis, a != b: the split
 /// moves from a to b in one all_to_all ((n-1)/n of the block sent, not
 /// n-1 blocks). The propagation gathers an operand that splits another
@@ -139,8 +172,8 @@ struct GatherThenCutIsAMove : OpRewritePattern<AllSliceOp> {
 
 void mlir::kina::simplifyCollectives(func::FuncOp fn) {
   RewritePatternSet patterns(fn.getContext());
-  patterns.add<SumReducedPartials, BroadcastTheBlock, GatherThenCutIsAMove>(
-      fn.getContext());
+  patterns.add<SumReducedPartials, BroadcastTheBlock, SliceTheOperands,
+               GatherThenCutIsAMove>(fn.getContext());
   GreedyRewriteConfig config;
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
   (void)applyPatternsGreedily(fn, std::move(patterns), config);

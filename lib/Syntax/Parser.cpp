@@ -291,21 +291,25 @@ bool Parser::parseNameOrList(std::vector<std::string> &names) {
   return expectClose(TokenKind::RBracket, "]", open);
 }
 
-/// `@host`, `@replicated`, `@sharded(axis=A, over=M)` with A and M single
-/// or lists; what they mean is MLIRGen's (and the dialect's) to check.
+/// `@host`, `@replicated`, `@sharded(axis=A, over=M, partial=P)` with A,
+/// M and P single or lists (over= and partial= optional), `@partial` and
+/// `@partial(over=P)`; what they mean, and where @partial may stand, is
+/// MLIRGen's (and the dialect's) to check.
 bool Parser::parsePlacement(TypeSpec &type) {
   type.placementLoc = tok().loc;
-  // `@auto`, `@partial`, `@local`: placements the compiler gives values,
-  // which a program does not write.
+  // `@auto`, `@local`: placements the compiler gives values, which a
+  // program does not write.
   if (tok().is(TokenKind::At) && peekTok().is(TokenKind::Identifier))
     return error(tok().loc, "unknown placement '@" + peekTok().text +
-                                "': a type says @host, @replicated or "
-                                "@sharded(...); the compiler places the "
+                                "': a type says @host, @replicated, "
+                                "@sharded(...) or, on a result, "
+                                "@partial(...); the compiler places the "
                                 "values a program does not annotate");
   if (!tok().is(TokenKind::AtWord) ||
       (tok().text != "@host" && tok().text != "@replicated" &&
-       tok().text != "@sharded"))
-    return expected("a placement (@host, @replicated or @sharded(...))");
+       tok().text != "@sharded" && tok().text != "@partial"))
+    return expected("a placement (@host, @replicated, @sharded(...) or "
+                    "@partial(...))");
   std::string word = tok().text;
   consume();
   if (word == "@host")
@@ -313,6 +317,20 @@ bool Parser::parsePlacement(TypeSpec &type) {
   if (word == "@replicated") {
     type.placement = TypeSpec::Placement::Replicated;
     return true;
+  }
+  auto partialList = [&](llvm::StringRef keyword) {
+    if (!tok().isIdentifier(keyword) || !peekTok().is(TokenKind::Equal))
+      return expected("'" + keyword.str() + "='");
+    consume();
+    consume();
+    return parseNameOrList(type.partialOver);
+  };
+  if (word == "@partial") {
+    type.placement = TypeSpec::Placement::Partial;
+    SourceLoc open = tok().loc;
+    if (!consumeIf(TokenKind::LParen))
+      return true; // the one axis of a one-axis mesh
+    return partialList("over") && expectClose(TokenKind::RParen, ")", open);
   }
   type.placement = TypeSpec::Placement::Sharded;
   SourceLoc open = tok().loc;
@@ -324,15 +342,21 @@ bool Parser::parsePlacement(TypeSpec &type) {
   consume();
   if (!parseIntegerOrList(type.splitAxes))
     return false;
-  if (consumeIf(TokenKind::Comma)) {
-    if (!tok().isIdentifier("over") || !peekTok().is(TokenKind::Equal))
-      return expected("'over=' in @sharded(...)");
+  if (!consumeIf(TokenKind::Comma))
+    return expectClose(TokenKind::RParen, ")", open);
+  if (tok().isIdentifier("over") && peekTok().is(TokenKind::Equal)) {
     consume();
     consume();
     if (!parseNameOrList(type.splitOver))
       return false;
+    if (!consumeIf(TokenKind::Comma))
+      return expectClose(TokenKind::RParen, ")", open);
   }
-  return expectClose(TokenKind::RParen, ")", open);
+  if (!tok().isIdentifier("partial") || !peekTok().is(TokenKind::Equal))
+    return expected(type.splitOver.empty()
+                        ? "'over=' or 'partial=' in @sharded(...)"
+                        : "'partial=' in @sharded(...)");
+  return partialList("partial") && expectClose(TokenKind::RParen, ")", open);
 }
 
 /// `@mesh([2, 2], axes=[heads, vocab])` on its own line, before the first
@@ -495,7 +519,8 @@ bool Parser::parseResultTypes(Function &fn) {
   return true;
 }
 
-/// `reverseMode(F, wrt=[p, ...])` after `fn G =`.
+/// `reverseMode(F, wrt=[p, ...])` after `fn G =`, optionally with
+/// `, reshard_after_forward=true|false` after the list.
 bool Parser::parseReverseMode(Function &fn) {
   if (!tok().isIdentifier(kReverseModeWord))
     return expected("'reverseMode(F, wrt=[...])' after 'fn " + fn.name +
@@ -529,8 +554,23 @@ bool Parser::parseReverseMode(Function &fn) {
       consume();
     } while (consumeIf(TokenKind::Comma));
   }
-  if (!expectClose(TokenKind::RBracket, "]", listOpen) ||
-      !expectClose(TokenKind::RParen, ")", open))
+  if (!expectClose(TokenKind::RBracket, "]", listOpen))
+    return false;
+  if (consumeIf(TokenKind::Comma)) {
+    if (!tok().isIdentifier(kReshardAfterForwardWord) ||
+        !peekTok().is(TokenKind::Equal))
+      return expected(std::string("'") + kReshardAfterForwardWord +
+                      "=true' or ')' after the wrt list (reverseMode's one "
+                      "option)");
+    consume();
+    consume();
+    if (!tok().isIdentifier("true") && !tok().isIdentifier("false"))
+      return expected(std::string("true or false after ") +
+                      kReshardAfterForwardWord + "=");
+    decl.reshardAfterForward = tok().text == "true";
+    consume();
+  }
+  if (!expectClose(TokenKind::RParen, ")", open))
     return false;
   fn.reverseMode = std::move(decl);
   return true;

@@ -29,23 +29,42 @@ in a function, per device: its direction (`forward`, or `backward` for a
 reverseMode function's adjoint ops), how many run and the bytes sent."""
 
 
+Memory = collections.namedtuple(
+    "Memory", "weights gradients optimizer_state activations")
+Memory.__doc__ = """Bytes one device holds, by what they are: weights (the
+parameters a reverseMode differentiates, and what is passed to them),
+gradients (adjoint values, a gradient function's gradients), optimizer
+state (the other parameters a result reuses, `@reuses`) and activations
+(the rest: the batch, intermediates). `total` is their sum."""
+Memory.total = property(lambda m: sum(m))
+
+
+def _memory(record):
+    return Memory(record.weights, record.gradients, record.optimizer_state,
+                  record.activations)
+
+
 class Cost:
     """One function's cost on one device: `flops` (its ops' arithmetic,
     a multiply-add counting two), `peak_bytes` (the most bytes of values
     live at once, in program order, arguments included: a bound on what
     the compiled code allocates), `bytes_sent` and `traffic` (per
     direction, kind and mesh axis; what `m.simulate` counts, per device),
-    and `collectives` (the propagation's remarks in this function, with
-    what it weighed)."""
+    `collectives` (the propagation's remarks in this function, with
+    what it weighed), and the memory ledger: `at_rest` (its arguments,
+    what a device keeps between calls) and `at_peak` (the values live at
+    the peak), each a `Memory`; `at_peak.total == peak_bytes`."""
 
     def __init__(self, function, flops, peak_bytes, bytes_sent, traffic,
-                 collectives):
+                 collectives, at_rest=None, at_peak=None):
         self.function = function
         self.flops = flops
         self.peak_bytes = peak_bytes
         self.bytes_sent = bytes_sent
         self.traffic = traffic
         self.collectives = collectives
+        self.at_rest = at_rest
+        self.at_peak = at_peak
 
     def __repr__(self):
         return ("<kina.Cost of %r per device: %d FLOPs, %d bytes at peak, "
@@ -57,6 +76,13 @@ class Cost:
                  "  FLOPs            %15d" % self.flops,
                  "  bytes at peak    %15d" % self.peak_bytes,
                  "  bytes sent       %15d" % self.bytes_sent]
+        if self.at_peak is not None:
+            lines.append("  %-17s %12s %12s" % ("memory", "at rest",
+                                                 "at peak"))
+            lines += ["  %-17s %12d %12d" % (name.replace("_", " "),
+                                              getattr(self.at_rest, name),
+                                              getattr(self.at_peak, name))
+                      for name in Memory._fields]
         if self.traffic:
             lines.append("  %-9s %-15s %-6s %5s %12s" %
                          ("direction", "collective", "over", "count", "bytes"))
@@ -88,5 +114,6 @@ def from_records(records):
         costs[c.function] = Cost(c.function, c.flops, c.peak_bytes,
                                  c.bytes_sent, traffic,
                                  [r for r in remarks
-                                  if r.function == c.function])
+                                  if r.function == c.function],
+                                 _memory(c.at_rest), _memory(c.at_peak))
     return remarks, costs

@@ -43,6 +43,15 @@ def Kina_Dialect : Dialect {
     - `kina.per_device` (string, on a `func.func`): the function is the
       per-device form of the program's function of that name (exported as
       `kina_spmd_NAME`), whatever its symbol;
+    - `kina.weight` (unit, on a function argument): a weight, the
+      parameter that the function's reverseMode differentiates (set by
+      `--kina-differentiate`): a split of it over a mesh axis that also
+      splits an input is a split at rest (ZeRO-3, FSDP), gathered before
+      use; the memory ledger counts it as a weight;
+    - `kina.reshard_after_forward` (unit, on a `func.func`): a reverseMode
+      function whose weights split at rest are gathered again for the
+      backward (`reshard_after_forward=true`, as FSDP2's) instead of kept
+      from the forward: the propagation never merges the two gathers;
     - `kina.pack_rows` (unit, on a loop): the loop of `kina-tile-matmuls`
       that packs a block of B row by row, whose reads the prefetch passes
       run ahead of. A hint: a loop without it is only not prefetched.
@@ -63,7 +72,9 @@ def Kina_Dialect : Dialect {
     "::mlir::TypeAttr":$probe_global,
     "::mlir::IntegerAttr":$reuses,
     "::mlir::StringAttr":$per_device,
-    "::mlir::UnitAttr":$pack_rows
+    "::mlir::UnitAttr":$pack_rows,
+    "::mlir::UnitAttr":$weight,
+    "::mlir::UnitAttr":$reshard_after_forward
   );
   let extraClassDeclaration = [{
     void registerTypes();

@@ -27,8 +27,10 @@ struct AxisDecision {
   /// (the result is then partial over the axis).
   std::optional<int64_t> resultDim;
   /// The plans weighed ("keeping operand #0's split", "gathering every
-  /// operand"), with the bytes each device would send.
+  /// operand", always last), with the bytes each device would send, and
+  /// the bytes of the plan chosen.
   std::vector<WeighedPlan> weighed;
+  int64_t chosenBytes = 0;
 
   /// Whether claiming operand `operand` keeps its split.
   bool keeps(unsigned operand) const;
@@ -41,9 +43,11 @@ struct AxisDecision {
 /// all_reduce), and moves a result whose asked split differs; gathering
 /// every operand is the alternative. Ties keep the first operand's split.
 /// `result` is the result's placement as the mesh axes decided so far
-/// place it (its block is counted so). No claims: an empty decision.
+/// place it (its block is counted so). `keepASplit`: gathering every
+/// operand is weighed but not chosen. No claims: an empty decision.
 AxisDecision decideAxis(Operation *op, const ShardingRule &rule,
-                        StringAttr axis, PlacementAttr result, MeshOp mesh);
+                        StringAttr axis, PlacementAttr result, MeshOp mesh,
+                        bool keepASplit = false);
 
 } // namespace mlir::kina
 

@@ -49,6 +49,20 @@ struct TrafficRecord {
   int64_t count = 0, bytes = 0;
 };
 
+/// Bytes one device holds, by what they are, classified from the
+/// program's structure: weights (the parameters a reverseMode
+/// differentiates, and what is passed to them), gradients (adjoint
+/// values, and a gradient function's gradients where they are called),
+/// optimizer state (the other parameters a result reuses, `@reuses`, and
+/// the results written into them) and activations (everything else: the
+/// batch, intermediates).
+struct MemoryBytes {
+  int64_t weights = 0, gradients = 0, optimizerState = 0, activations = 0;
+  int64_t total() const {
+    return weights + gradients + optimizerState + activations;
+  }
+};
+
 /// What running one function costs a device, before anything runs.
 struct FunctionCostRecord {
   std::string function;
@@ -57,6 +71,9 @@ struct FunctionCostRecord {
   int64_t peakBytes = 0; // arguments included
   int64_t bytesSent = 0; // callees included
   std::vector<TrafficRecord> traffic;
+  /// The memory ledger: the arguments (what a device keeps between
+  /// calls), and every value live at the peak, in program order.
+  MemoryBytes atRest, atPeak;
 };
 
 /// Every record of one compile.
@@ -70,7 +87,8 @@ struct CostRecords {
 /// each device sends B bytes in 'F'; weighed: CHOICE B B, ...".
 std::string remarkText(const CollectiveRecord &record);
 /// "cost of 'F', per device: N FLOPs, P bytes at peak; forward C KIND over
-/// X (B B), ...; backward ...; T bytes sent in all".
+/// X (B B), ...; backward ...; T bytes sent in all; held at peak: weights
+/// W B, gradients G B, optimizer state O B, activations A B".
 std::string remarkText(const FunctionCostRecord &record);
 
 } // namespace mlir::kina

@@ -31,9 +31,10 @@ struct FrontendDiagnostic {
 };
 using DiagnosticList = std::vector<FrontendDiagnostic>;
 
-/// `Tensor[F32, [1, 4, 4], @host]`, `Tensor[F32, [4, 8], @sharded(axis=1)]`.
+/// `Tensor[F32, [1, 4, 4], @host]`, `Tensor[F32, [4, 8], @sharded(axis=1)]`,
+/// `Tensor[F32, [4, 8], @partial(over=dp)]` (a result's only).
 struct TypeSpec {
-  enum class Placement { Host, Replicated, Sharded };
+  enum class Placement { Host, Replicated, Sharded, Partial };
   SourceLoc loc;
   DType elementType = DType::F32;
   std::vector<int64_t> dims;
@@ -43,6 +44,12 @@ struct TypeSpec {
   /// `over` is left out).
   std::vector<int64_t> splitAxes;
   std::vector<std::string> splitOver;
+  /// @partial(over=M), or `partial=M` in @sharded(...): the mesh axes the
+  /// value is a partial sum over, as written (empty for a bare @partial).
+  std::vector<std::string> partialOver;
+  bool isPartial() const {
+    return placement == Placement::Partial || !partialOver.empty();
+  }
 };
 
 /// `@mesh([2, 2], axes=[heads, vocab])`.
@@ -110,13 +117,21 @@ struct Param {
   TypeSpec type;
 };
 
-/// `fn G = reverseMode(F, wrt=[p, ...])`.
+/// `fn G = reverseMode(F, wrt=[p, ...])`, optionally with
+/// `, reshard_after_forward=true`.
 struct ReverseModeDecl {
   std::string of; // F
   SourceLoc ofLoc;
   std::vector<std::pair<std::string, SourceLoc>> wrt;
   SourceLoc wrtLoc; // the list's '['
+  /// Weights split at rest are gathered again for the backward (FSDP2's
+  /// reshard_after_forward) rather than kept from the forward.
+  bool reshardAfterForward = false;
 };
+
+/// The one option of a reverseMode after its wrt list.
+inline constexpr const char *kReshardAfterForwardWord =
+    "reshard_after_forward";
 
 /// The word that defines a function as another's reverse mode.
 inline constexpr const char *kReverseModeWord = "reverseMode";

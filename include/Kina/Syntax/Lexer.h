@@ -14,7 +14,7 @@ enum class TokenKind {
   Identifier,
   Integer,
   Float,
-  AtWord, // @main, @host, @mesh, @replicated, @sharded
+  AtWord, // @main, @host, @mesh, @replicated, @sharded, @partial
   LParen,
   RParen,
   LBracket,
