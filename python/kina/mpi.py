@@ -16,6 +16,16 @@ times, report the median time of a run in `seconds`), --warmup W (W runs
 before those, not measured: the first runs fault in the temporaries and
 results).
 
+A step loop (kina/steps.py): --steps N runs FUNCTION as a training step N
+times, each result declared `@reuses(p)` feeding back as p, the other
+arguments from --feed module:function (function(step) -> {name: global
+array}) or INPUTS.npz; --checkpoint PATH --every K writes the state
+atomically every K steps and after the last, --resume continues from PATH.
+OUTPUT.npz then holds each reused parameter's final global value by name,
+`result_<i>` (each other result, stacked over the steps run), `steps` (the
+last step), `bytes_moved` (per step, summed over ranks) and `seconds` (the
+median step).
+
 A rank that fails (bad input, a gather id out of range, a collective
 error) says why on stderr and the whole job exits non-zero; no rank is
 left waiting.
@@ -31,6 +41,7 @@ import numpy as np
 
 import kina
 from kina import devices as _devices
+from kina import steps as _steps
 
 
 class _Backend:
@@ -79,8 +90,8 @@ def _say(rank, message):
     sys.stderr.flush()
 
 
-def _prepare(args, backend):
-    """The module, the per-device function and this rank's local inputs."""
+def _load(args, backend):
+    """The module and the per-device function, checked against the ranks."""
     if args.program.endswith(".kina"):
         module = kina.compile_file(args.program)
     else:
@@ -92,6 +103,19 @@ def _prepare(args, backend):
         raise ValueError("%s runs on %s: %d devices, but mpirun started %d "
                          "ranks" % (args.function, module.mesh,
                                     module.mesh.num_devices, backend.size))
+    return module, function
+
+
+def _local_block(param, array, rank):
+    # A dense copy, once: a strided block (a split lm_head) would be
+    # copied again by every call.
+    return np.array(param.distribute(array)[rank], dtype=param.dtype,
+                    order="C")
+
+
+def _prepare(args, backend):
+    """The module, the per-device function and this rank's local inputs."""
+    module, function = _load(args, backend)
     with np.load(args.inputs) as data:
         missing = [p.name for p in function.params if p.name not in data]
         if missing:
@@ -99,10 +123,7 @@ def _prepare(args, backend):
                 args.inputs, ", ".join(missing), ", ".join(data.files)))
         arrays = [data[p.name] for p in function.params]
     arrays = _devices._check_global(function, arrays)
-    # Dense copies, once: a strided block (a split lm_head) would be
-    # copied again by every call.
-    local = [np.array(param.distribute(array)[backend.rank], dtype=param.dtype,
-                      order="C")
+    local = [_local_block(param, array, backend.rank)
              for param, array in zip(function.params, arrays)]
     return module, function, local
 
@@ -118,11 +139,28 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=0,
+                        help="run FUNCTION as a training step this many "
+                        "times (kina/steps.py)")
+    parser.add_argument("--feed", metavar="MODULE:FUNCTION",
+                        help="with --steps: function(step) -> {parameter "
+                        "name: global array}, the arguments of each step")
+    parser.add_argument("--checkpoint", metavar="PATH",
+                        help="with --steps: where the state is saved")
+    parser.add_argument("--every", type=int, default=0,
+                        help="with --checkpoint: save every K steps (and "
+                        "after the last)")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --checkpoint: continue from it")
     args = parser.parse_args(argv)
     if args.threads < 1 or args.repeat < 1:
         parser.error("--threads and --repeat must be >= 1")
-    if args.warmup < 0:
-        parser.error("--warmup must be >= 0")
+    if args.warmup < 0 or args.steps < 0 or args.every < 0:
+        parser.error("--warmup, --steps and --every must be >= 0")
+    if not args.steps and (args.feed or args.checkpoint or args.resume):
+        parser.error("--feed, --checkpoint and --resume go with --steps")
+    if (args.every or args.resume) and not args.checkpoint:
+        parser.error("--every and --resume need --checkpoint PATH")
     backend = _Backend(args.threads)
     try:
         return _run(args, backend)
@@ -132,7 +170,130 @@ def main(argv=None):
         raise
 
 
+def _stop(backend, message=None):
+    """Says `message` (rank 0, or the rank that failed) and closes."""
+    if message:
+        _say(backend.rank, message)
+    backend.lib.kina_mpi_close()
+    return 1
+
+
+def _run_steps(args, backend):
+    """The step loop: every rank runs it in lockstep, and agrees before
+    each step and each checkpoint, so that one rank's failure (a feed that
+    raises, a checkpoint that cannot be written) stops them all."""
+    problem = None
+    try:
+        module, function = _load(args, backend)
+        entry = module._described["devices"][function.index]
+        state = _steps.state_parameters(entry, function)
+        if not state:
+            raise ValueError("%s reuses no parameter (@reuses): nothing "
+                             "carries over from one step to the next" %
+                             function.name)
+        feed = _steps.load_feed(args.feed) if args.feed else (lambda s: {})
+        given = {}
+        with np.load(args.inputs) as data:
+            for i, param in enumerate(function.params):
+                if param.name in data:
+                    given[i] = _steps.checked(param, data[param.name],
+                                              args.inputs)
+        first = 1
+        if args.resume:
+            done, saved = _steps.load_checkpoint(args.checkpoint, function,
+                                                 state)
+            given.update(saved)
+            first = done + 1
+        missing = [function.params[i].name for i in state.values()
+                   if i not in given]
+        if missing:
+            raise ValueError("%s holds no %s: a reused parameter starts from "
+                             "INPUTS (or the checkpoint)" % (
+                                 args.inputs, ", ".join(missing)))
+        local = {i: _local_block(function.params[i], array, backend.rank)
+                 for i, array in given.items()}
+    except (OSError, ValueError, KeyError, ImportError,
+            kina.CompileError) as error:
+        problem = error
+    if not backend.agree(problem is not None):
+        return _stop(backend, problem and str(problem))
+    others = [i for i in range(len(function.results))
+              if i not in state]
+    history = {i: [] for i in others}
+    times = []
+    moved = 0  # by the steps only (the results' gathers count too)
+    reused = set(state.values())
+
+    def gathered(index):
+        param = function.params[index]
+        return param.assemble(list(backend.allgather(local[index])))
+
+    for step in range(first, args.steps + 1):
+        problem, inputs = None, None
+        try:
+            arrays = _steps.fed(feed, step, function, reused)
+            blocks = dict(local)
+            blocks.update({i: _local_block(function.params[i], a,
+                                           backend.rank)
+                           for i, a in arrays.items()})
+            absent = [p.name for i, p in enumerate(function.params)
+                      if i not in blocks]
+            if absent:
+                raise ValueError(
+                    "step %d has no value for %s: not in %s, not given by "
+                    "the feed, and no result reuses it" % (
+                        step, ", ".join(absent), args.inputs))
+            inputs = [blocks[i] for i in range(len(function.params))]
+        except Exception as error:  # the user's feed: any error stops all
+            problem = "step %d: %s: %s" % (step, type(error).__name__, error)
+        if not backend.agree(problem is not None):
+            return _stop(backend, problem)
+        start = time.perf_counter()
+        before = backend.lib.kina_mpi_bytes_moved()
+        results, status = module._library.run_device(
+            function.index, backend.device, inputs)
+        moved += backend.lib.kina_mpi_bytes_moved() - before
+        times.append(time.perf_counter() - start)
+        if status != 0:
+            return _stop(backend, "step %d: %s: %s (status %d on every rank)"
+                         % (step, function.name,
+                            kina._kina.describe_status(status), status)
+                         if backend.rank == 0 else None)
+        for result, param in state.items():
+            local[param] = results[result]
+        for i in others:
+            history[i].append(function.results[i].assemble(
+                list(backend.allgather(results[i]))))
+        if args.checkpoint and (step == args.steps or
+                                (args.every and step % args.every == 0)):
+            arrays = {function.params[i].name: gathered(i) for i in reused}
+            problem = None
+            if backend.rank == 0:
+                try:
+                    _steps.save_checkpoint(args.checkpoint, function.name,
+                                           step, arrays)
+                except OSError as error:
+                    problem = "step %d: the checkpoint: %s" % (step, error)
+            if not backend.agree(problem is not None):
+                return _stop(backend, problem)
+    final = {function.params[i].name: gathered(i) for i in reused}
+    ran = max(args.steps - first + 1, 1)
+    moved = backend.allgather(np.array([moved], dtype=np.int64))
+    if backend.rank == 0:
+        outputs = dict(final)
+        for i in others:
+            outputs["result_%d" % i] = np.array(history[i])
+        outputs.update(steps=np.int64(args.steps),
+                       bytes_moved=np.int64(moved.sum() // ran),
+                       seconds=np.median(times) if times else 0.0)
+        np.savez(args.output, **outputs)
+    backend.lib.kina_mpi_close()
+    return 0
+
+
 def _run(args, backend):
+    if args.steps:
+        return _run_steps(args, backend)
     rank = backend.rank
     prepared, problem = None, None
     try:
