@@ -128,7 +128,8 @@ KINA_SAME_TYPE_ASSEMBLY(ReluOp)
 
 /// `@callee` is a function of one f32 result; the operands are its
 /// parameters (and the seed of a result of rank > 0); the results are its
-/// result and one gradient per `wrt` position, of that parameter's type.
+/// result and one gradient per `wrt` position, of that parameter's type
+/// but for its placement, which may differ (`reverseMode(...) -> (...)`).
 LogicalResult
 ReverseModeOp::verifySymbolUses(SymbolTableCollection &symbols) {
   auto callee =
@@ -150,8 +151,18 @@ ReverseModeOp::verifySymbolUses(SymbolTableCollection &symbols) {
              << position << " is not a parameter of '" << getCallee() << "'";
     results.push_back(type.getInput(position));
   }
-  if (TypeRange(getInputs()) != TypeRange(inputs) ||
-      TypeRange(getResults()) != TypeRange(results))
+  auto withoutPlacement = [](Type t) {
+    auto tensor = cast<KinaTensorType>(t);
+    return std::make_pair(tensor.getShape(), tensor.getElementType());
+  };
+  bool resultsMatch =
+      getNumResults() == results.size() &&
+      llvm::all_of(llvm::zip_equal(getResultTypes(), results), [&](auto pair) {
+        auto [have, want] = pair;
+        return isa<KinaTensorType>(have) &&
+               withoutPlacement(have) == withoutPlacement(want);
+      });
+  if (TypeRange(getInputs()) != TypeRange(inputs) || !resultsMatch)
     return emitOpError("has type ")
            << FunctionType::get(getContext(), getInputs().getTypes(),
                                 getResults().getTypes())

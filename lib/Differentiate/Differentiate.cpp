@@ -294,9 +294,11 @@ LogicalResult ReverseMode::run() {
       if (cotangent && active.contains(operand))
         accumulate(operand, cotangent, forward);
   }
-  SmallVector<Value> replacements = {result};
-  for (int64_t position : op.getWrt()) {
+  SmallVector<Value> replacements = {
+      placed(result, op.getResult(0).getType(), op.getLoc())};
+  for (auto [index, position] : llvm::enumerate(op.getWrt())) {
     Value param = op.getInputs()[position];
+    Type declaredType = op.getResult(index + 1).getType();
     markWeight(param);
     Value gradient = cotangents.lookup(param);
     if (!gradient)
@@ -309,7 +311,16 @@ LogicalResult ReverseMode::run() {
     if (auto attr = fn.getArgAttrOfType<StringAttr>(
             position, KinaDialect::NameAttrHelper::getNameStr()))
       name = "'" + attr.str() + "'";
-    replacements.push_back(placed(gradient, param.getType(),
+    // A gradient declared with another placement than its parameter's
+    // (`reverseMode(...) -> (...)`: ZeRO-2's split gradients) is placed as
+    // soon as it is complete, so that no full-size gradient outlives its
+    // reduce-scatter.
+    OpBuilder::InsertionGuard guard(builder);
+    if (Operation *complete = gradient.getDefiningOp();
+        complete && declaredType != param.getType() &&
+        complete->getBlock() == builder.getInsertionBlock())
+      builder.setInsertionPointAfter(complete);
+    replacements.push_back(placed(gradient, declaredType,
                                   getGradientLoc(name, declared.getLoc())));
   }
   Operation *lastForward = tape.empty() ? nullptr : tape.back();

@@ -70,6 +70,8 @@ private:
   void declareReuses(const Function &fn, func::FuncOp op,
                      ArrayRef<std::string> inputNames);
   void declareReverseMode(const Function &fn);
+  bool declareGradientPlacements(const Function &fn,
+                                 SmallVectorImpl<Type> &results);
   void genFunction(const Function &fn);
   void genReverseMode(const Function &fn);
   std::string paramName(func::FuncOp fn, unsigned i);
@@ -500,7 +502,7 @@ void MLIRGen::declareReverseMode(const Function &fn) {
     positions.push_back(*position);
     results.push_back(param);
   }
-  if (!ok)
+  if (!ok || !declareGradientPlacements(fn, results))
     return;
   SmallVector<Type> inputs(type.getInputs());
   if (result.getRank() > 0)
@@ -520,6 +522,46 @@ void MLIRGen::declareReverseMode(const Function &fn) {
   wrtPositions[fn.name] = positions;
   it->second = FunctionInfo{&fn, op};
   callGraph[fn.name].push_back({decl.of, decl.ofLoc});
+}
+
+/// `fn G = reverseMode(F, wrt=[...]) -> (T, ...)`: `results` (F's result,
+/// then each gradient, as computed) placed as the declared types say,
+/// which must match them but for their placements; false after an error.
+bool MLIRGen::declareGradientPlacements(const Function &fn,
+                                        SmallVectorImpl<Type> &results) {
+  if (fn.resultTypes.empty())
+    return true;
+  if (fn.resultTypes.size() != results.size()) {
+    error(fn.resultTypes.front().loc)
+        << "'" << fn.name << "' returns " << results.size()
+        << " values (the value of '" << fn.reverseMode->of
+        << "', then a gradient per wrt name), but its declaration names "
+        << fn.resultTypes.size() << " result types";
+    return false;
+  }
+  bool ok = true;
+  for (auto [i, spec] : llvm::enumerate(fn.resultTypes)) {
+    std::string what = i == 0 ? "the value"
+                              : "the gradient of '" +
+                                    fn.reverseMode->wrt[i - 1].first + "'";
+    KinaTensorType declared = convertType(spec, /*asResult=*/true, what);
+    auto computed = cast<KinaTensorType>(results[i]);
+    if (!declared) {
+      ok = false;
+      continue;
+    }
+    if (declared.getShape() != computed.getShape() ||
+        declared.getElementType() != computed.getElementType()) {
+      error(spec.loc) << what << " is " << formatType(computed)
+                      << "; a declared type may change only its placement, "
+                         "not "
+                      << formatType(declared);
+      ok = false;
+      continue;
+    }
+    results[i] = declared;
+  }
+  return ok;
 }
 
 /// G's body: the kina.reverse_mode op that --kina-differentiate expands.

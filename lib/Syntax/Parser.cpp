@@ -419,6 +419,17 @@ bool Parser::parseFunction(Program &program) {
   if (consumeIf(TokenKind::Equal)) {
     if (!parseReverseMode(fn))
       return broken();
+    // `-> (T, ...)`: the placements of G's value and gradients.
+    if (consumeIf(TokenKind::Arrow)) {
+      if (!parseResultTypes(fn))
+        return broken();
+      for (const std::optional<Function::Reuse> &reuse : fn.resultReuses)
+        if (reuse) {
+          error(reuse->loc, "a reverseMode function reuses no parameter's "
+                            "buffer: @reuses is for a function with a body");
+          return broken();
+        }
+    }
     program.functions.push_back(std::move(fn));
     return true;
   }

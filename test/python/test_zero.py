@@ -18,7 +18,7 @@ BATCH = 8
 WEIGHTS = ["w1", "w2", "w3"]
 STEPS = 20
 LR, EPS, BETAS, DECAY = 1e-4, 1e-6, (0.9, 0.999), 0.01
-STAGES = ["data", "zero1", "zero3", "zero3-regather"]
+STAGES = ["data", "zero1", "zero2", "zero3", "zero3-regather"]
 SCALARS = ["lr", "beta1", "beta2", "eps", "weight_decay", "bc1", "bc2"]
 
 
@@ -52,9 +52,14 @@ def mlp_source(stage, devices):
         "  d = h2 @ w3 - y",
         "  return reshape(sum(sum(d * d, axis=1), axis=0), [])",
         "}",
-        "fn grads = reverseMode(loss, wrt=[w1, w2, w3]%s)" % (
+        "fn grads = reverseMode(loss, wrt=[w1, w2, w3]%s)%s" % (
             ", reshard_after_forward=true" if stage == "zero3-regather"
-            else "")]
+            else "",
+            # ZeRO-2: the gradients placed as the optimizer state,
+            # reduce-scattered in the backward as each is complete.
+            " -> (%s, %s)" % (t([], scalar), ", ".join(
+                t(shape(i), state) for i in range(len(WEIGHTS))))
+            if stage == "zero2" else "")]
     params = ["x: %s" % t([BATCH, DIMS[0]], batch),
               "y: %s" % t([BATCH, DIMS[-1]], batch)]
     params += ["%s: %s" % (w, t(shape(i), weight))
@@ -161,8 +166,8 @@ def block_bytes(i, n):
 
 def expected_bytes(stage, n):
     """k (N-1) ceil(e/N) b per weight, plus the loss scalar's all-reduce:
-    k = 2 for data parallel and ZeRO-1 (an all-reduce is a reduce-scatter
-    and an all-gather), 2 for ZeRO-3 kept, 3 for ZeRO-3 re-gathered where
+    k = 2 for data parallel, ZeRO-1 and ZeRO-2 (an all-reduce is a
+    reduce-scatter and an all-gather), 2 for ZeRO-3 kept, 3 for ZeRO-3 re-gathered where
     the backward needs the weight (w2, w3: their input's gradient; w1's
     input is the batch, which has none)."""
     total = 2 * (n - 1) * 4  # the loss: an all_reduce of one float
@@ -189,6 +194,19 @@ def test_bytes_follow_the_zero_formula(modules, stage):
 def test_the_simulator_moves_what_the_cost_says(modules, stage):
     _, run = train(modules[stage], simulate=True)
     assert run.bytes_moved == 2 * modules[stage].cost("step").bytes_sent
+
+
+def test_zero2_holds_no_full_gradient_after_its_reduce_scatter(modules):
+    """ZeRO-2 reduce-scatters each gradient inside the backward, as soon as
+    it is complete: the gradient function returns 1/N of every gradient,
+    and holds less at its peak than ZeRO-1's, which returns them whole."""
+    zero1, zero2 = (modules[s].cost("grads") for s in ("zero1", "zero2"))
+    assert zero2.bytes_sent > zero1.bytes_sent  # the reduce-scatters moved in
+    assert zero2.at_peak.gradients < zero1.at_peak.gradients
+    assert zero2.peak_bytes < zero1.peak_bytes
+    step1, step2 = (modules[s].cost("step") for s in ("zero1", "zero2"))
+    assert step2.bytes_sent == step1.bytes_sent
+    assert step2.peak_bytes < step1.peak_bytes
 
 
 def test_the_ledger_holds_one_nth_of_what_is_sharded(modules):
