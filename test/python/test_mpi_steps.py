@@ -20,6 +20,9 @@ pytestmark = pytest.mark.skipif(
     reason="KINA_SKIP_MPI=1 (the sanitizer build: MPI is not instrumented)")
 
 FEED = '''
+import os
+import signal
+
 import numpy as np
 
 SCALARS = %r
@@ -40,6 +43,13 @@ def feed(step):
 def broken(step):
     if step == 2:
         raise RuntimeError("no batch for step 2")
+    return feed(step)
+
+
+def killing(step):
+    # Rank 1 dies at step 3, as a machine that fails mid-run.
+    if step == 3 and os.environ.get("OMPI_COMM_WORLD_RANK") == "1":
+        os.kill(os.getpid(), signal.SIGKILL)
     return feed(step)
 '''
 
@@ -172,3 +182,19 @@ def test_bad_steps_stop_every_rank(programs, tmp_path):
     assert done.returncode != 0
     assert "gives parameter 'w1' float32 of shape [3, 3]; it takes " \
         "float32 of shape [4, 16]" in done.stderr
+
+
+def test_a_killed_rank_ends_the_job_and_keeps_the_last_checkpoint(
+        programs, tmp_path):
+    directory, modules, _ = programs
+    checkpoint = tmp_path / "checkpoint.npz"
+    done = run_steps(directory, 2, modules["zero1", 2][1],
+                     tmp_path / "out.npz", "--steps", "5", "--feed",
+                     "feeds:killing", "--checkpoint", str(checkpoint),
+                     "--every", "1")
+    assert done.returncode != 0
+    assert not (tmp_path / "out.npz").exists()
+    with np.load(checkpoint) as saved:
+        assert int(saved["kina_step"]) == 2
+        assert saved["w1"].shape == (4, 16)
+    assert not list(tmp_path.glob(".checkpoint-*"))
