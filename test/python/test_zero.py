@@ -108,11 +108,11 @@ def initial(seed=0):
             .astype(np.float32) for i, w in enumerate(WEIGHTS)}
 
 
-def batches(seed=1):
-    rng = np.random.default_rng(seed)
-    for _ in range(STEPS):
-        yield (rng.standard_normal((BATCH, DIMS[0])).astype(np.float32),
-               rng.standard_normal((BATCH, DIMS[-1])).astype(np.float32))
+def batch(step):
+    """The inputs x and targets y of step `step` (from 1)."""
+    rng = np.random.default_rng(1000 + step)
+    return (rng.standard_normal((BATCH, DIMS[0])).astype(np.float32),
+            rng.standard_normal((BATCH, DIMS[-1])).astype(np.float32))
 
 
 def scalars(step):
@@ -122,13 +122,21 @@ def scalars(step):
     return [np.array(v, dtype=np.float32) for v in values]
 
 
+def feed(step):
+    """Step `step`'s arguments but the state, by parameter name (as
+    `kina.mpi --steps --feed test_zero:feed` takes them)."""
+    x, y = batch(step)
+    return dict(zip(SCALARS, scalars(step)), x=x, y=y)
+
+
 def train(module, simulate=False):
     """The weights after STEPS steps, and the last step's simulation."""
     w = initial()
     m = {k: np.zeros_like(v) for k, v in w.items()}
     v = {k: np.zeros_like(a) for k, a in w.items()}
     run = None
-    for step, (x, y) in enumerate(batches(), 1):
+    for step in range(1, STEPS + 1):
+        x, y = batch(step)
         args = ([x, y] + [w[k] for k in WEIGHTS] + [m[k] for k in WEIGHTS] +
                 [v[k] for k in WEIGHTS] + scalars(step))
         if simulate:
@@ -149,7 +157,8 @@ def torch_reference():
          for k, a in initial().items()}
     optimizer = torch.optim.AdamW(list(w.values()), lr=LR, betas=BETAS,
                                   eps=EPS, weight_decay=DECAY)
-    for x, y in batches():
+    for step in range(1, STEPS + 1):
+        x, y = batch(step)
         x = torch.tensor(x, dtype=torch.float64)
         y = torch.tensor(y, dtype=torch.float64)
         h = torch.relu(torch.relu(x @ w["w1"]) @ w["w2"])
