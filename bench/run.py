@@ -23,9 +23,10 @@
    one function) of the ~110M GPT at B=4, T=64 and of train_gpt.py's
    byte-level model, on 1 and 2 threads against PyTorch eager (autograd
    and torch.optim.AdamW(foreach=True)), with compile time and peak
-   memory; and the data- and Megatron-parallel steps on `mpirun -n 2`
-   (kina.training.RankTrainer, one thread per rank) against one device
-   on one thread, in turns.
+   memory; and the data-parallel, ZeRO-1, ZeRO-3 and Megatron steps on
+   `mpirun -n 2` (kina.training.RankTrainer, one thread per rank) against
+   one device on one thread, in turns, with each plan's bytes and memory
+   ledger per device (m.cost) and each rank's measured peak memory.
 
 Figures for a CPU come from that CPU: on an AVX-512 machine this measures
 the AVX-512 code, on an AVX2 one the AVX2 code (docs/performance.md).
@@ -247,18 +248,25 @@ def resident_mib():
     return float("nan")
 
 
-def compiled_once(source, path):
+def compiled_once(source, path, function=None):
     """Compiles `source` once, saves it to `path`: the seconds it took and
-    the process's peak memory."""
+    the process's peak memory; with `function`, its static cost (bytes
+    sent per device, and the memory ledger at rest and at its peak)."""
     import resource
     import kina
     start = time.perf_counter()
     module = kina.compile(source, pathlib.Path(path).stem + ".kina")
     seconds = time.perf_counter() - start
     module.save(path)
-    return dict(seconds=seconds, low=seconds, high=seconds,
-                samples=[seconds], peak_mib=resource.getrusage(
-                    resource.RUSAGE_SELF).ru_maxrss / 1024)
+    result = dict(seconds=seconds, low=seconds, high=seconds,
+                  samples=[seconds], peak_mib=resource.getrusage(
+                      resource.RUSAGE_SELF).ru_maxrss / 1024)
+    if function:
+        cost = module.cost(function)
+        result.update(bytes_sent=cost.bytes_sent, peak_bytes=cost.peak_bytes,
+                      at_rest=cost.at_rest._asdict(),
+                      at_peak=cost.at_peak._asdict())
+    return result
 
 
 def gpt_gradient_worker(what, spec, repeats):
@@ -322,7 +330,8 @@ def training_worker(what, spec, repeats):
     if what == "train-compile":
         return compiled_once(gpt.train_source(
             cfg, mesh=spec.get("mesh"),
-            parallel=spec.get("parallel", "megatron")), spec["path"])
+            parallel=spec.get("parallel", "megatron")), spec["path"],
+            gpt.TRAIN_STEP if spec.get("mesh") else None)
     rng = np.random.default_rng(1)
     ids = rng.integers(0, cfg.v, (cfg.b, cfg.t))
     targets = rng.integers(0, cfg.v, (cfg.b, cfg.t))
@@ -336,6 +345,9 @@ def training_worker(what, spec, repeats):
         result.update(peak_mib=peak())
         rank = trainer.rank
         trainer.close()
+        # Each rank's peak resident memory, beside rank 0's timing.
+        with open(os.path.join(spec["peaks"], "rank%d" % rank), "w") as f:
+            f.write(str(peak()))
         return result if rank == 0 else None
     if what == "train-torch":
         import torch
@@ -403,12 +415,18 @@ def training_ranks(path, model):
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     for var in THREAD_VARS:
         env[var] = "1"
-    spec = dict(what="train-ranks", threads=1, repeats=CALLS_PER_ROUND,
-                path=path, model=model)
-    out = subprocess.run(["mpirun", "-n", "2", sys.executable, __file__,
-                          "--worker", json.dumps(spec)], env=env, check=True,
-                         capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    with tempfile.TemporaryDirectory(prefix="kina-peaks-") as peaks:
+        spec = dict(what="train-ranks", threads=1, repeats=CALLS_PER_ROUND,
+                    path=path, model=model, peaks=peaks)
+        out = subprocess.run(["mpirun", "-n", "2", sys.executable, __file__,
+                              "--worker", json.dumps(spec)], env=env,
+                             check=True, capture_output=True,
+                             text=True).stdout
+        result = json.loads(out.strip().splitlines()[-1])
+        result["rank_peaks_mib"] = [
+            float(pathlib.Path(peaks, "rank%d" % r).read_text())
+            for r in range(2)]
+    return result
 
 
 class TwoRanks:
@@ -718,6 +736,19 @@ def compile_section(r, source, vocab_source, **_):
         print("  %-40s %s" % (name, ms(seconds)))
 
 
+# The training step's plans on two ranks (gpt.PARALLEL of one mesh axis).
+TRAINING_PLANS = ("data", "zero1", "zero3", "megatron")
+
+
+def ledger(plan):
+    """The memory ledger of a compiled plan, in MB per device."""
+    def row(memory):
+        return ", ".join("%s %.1f" % (name.replace("_", " "), bytes_ / 1e6)
+                         for name, bytes_ in memory.items())
+    return "at rest: %s; at peak (%.1f MB): %s" % (
+        row(plan["at_rest"]), plan["peak_bytes"] / 1e6, row(plan["at_peak"]))
+
+
 def training_section(r, **_):
     print("== 7. GPT training step (gpt.train_source: forward, loss, "
           "gradients, AdamW)")
@@ -750,20 +781,23 @@ def training_section(r, **_):
                           spread(torch_), torch_["peak_mib"],
                           torch_["state_mib"],
                           torch_["seconds"] / kina_["seconds"]))
-            # Two ranks against one device on one thread, in turns.
-            for parallel in ("data", "megatron") if shutil.which("mpirun") \
-                    else ():
+            # Two ranks against one device on one thread, in turns; each
+            # plan's bytes and memory ledger per device, from m.cost.
+            for parallel in TRAINING_PLANS if shutil.which("mpirun") else ():
                 ranks_path = os.path.join(directory, parallel + ".so")
-                spawn("train-compile", 1, 1, path=ranks_path, model=model,
-                      mesh=2, parallel=parallel)
+                plan = spawn("train-compile", 1, 1, path=ranks_path,
+                             model=model, mesh=2, parallel=parallel)
                 one, two = interleaved(
                     [("train-kina", dict(path=path, model=model)),
                      lambda: training_ranks(ranks_path, model)], 1, r)
-                print("  mpirun -n 2, %s parallel, 1 thread per rank: %s, "
-                      "peak %.0f MiB on rank 0   one device, 1 thread: %s   "
-                      "%.2fx one device" % (
-                          parallel, spread(two), two["peak_mib"], spread(one),
-                          one["seconds"] / two["seconds"]))
+                print("  mpirun -n 2, %s, 1 thread per rank: %s, peak "
+                      "%s MiB per rank   one device, 1 thread: %s   %.2fx "
+                      "one device" % (
+                          parallel, spread(two), " / ".join(
+                              "%.0f" % p for p in two["rank_peaks_mib"]),
+                          spread(one), one["seconds"] / two["seconds"]))
+                print("    m.cost per device: %.1f MB sent; %s" % (
+                    plan["bytes_sent"] / 1e6, ledger(plan)))
     print("    PyTorch: %s" % "; ".join(torch_["blas"]))
 
 

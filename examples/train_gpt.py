@@ -6,8 +6,11 @@ installed by setup), split into training and held-out fortunes.
 Each step is one call of `gpt_train_step` (python/kina/models/gpt.py: forward,
 cross-entropy, reverse-mode gradients and AdamW, compiled together);
 `--devices N` runs it on N MPI ranks (data parallel, `--parallel
-megatron`, or `data+megatron` on a 2 x N/2 mesh), the weights staying on
-the ranks between steps. It
+megatron`, or `data+megatron` on a 2 x N/2 mesh; `zero1` and `zero3`
+split AdamW's moments, and `zero3` the weights too, over the ranks,
+`zero1+megatron` and `zero3+megatron` on the 2 x N/2 mesh), the weights
+staying on the ranks between steps. A checkpoint holds global arrays:
+one written under any plan resumes under any other. It
 shows a progress bar with the loss and tokens per second, evaluates the
 held-out loss, writes the loss curve (loss.png), a checkpoint
 (checkpoint.npz, written atomically; --resume continues from it with the
@@ -114,7 +117,11 @@ def arguments():
     parser.add_argument("--devices", type=int, default=1,
                         help="train on N MPI ranks (mpirun), one device each")
     parser.add_argument("--parallel", choices=gpt.PARALLEL,
-                        default="data", help="how N devices split the step")
+                        default="data",
+                        help="how N devices split the step (docs/gpt.md): "
+                        "data parallel; Megatron; both on a 2 x N/2 mesh; "
+                        "ZeRO-1 (moments split over the data axis) or "
+                        "ZeRO-3 (weights too), alone or with Megatron")
     parser.add_argument("--data", type=pathlib.Path,
                         default=fortunes.DIRECTORY)
     parser.add_argument("--out", type=pathlib.Path,

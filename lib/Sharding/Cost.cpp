@@ -6,7 +6,9 @@
 // from the op that makes it to its last use (arguments throughout): the
 // program order before fusion, which fusion and in-place updates only
 // lower. A call adds its callee's FLOPs, collectives and, while it runs,
-// its temporaries. The bytes live are kept by what they hold (the memory
+// its temporaries; a result written into a parameter's buffer
+// (`@reuses`) adds nothing, being that buffer. The bytes live are kept by
+// what they hold (the memory
 // ledger, MemoryBytes), classified from the program's structure.
 //
 //===----------------------------------------------------------------------===//
@@ -138,6 +140,12 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
     cost.argumentBytes += bytesOf(arg);
     slot(cost.atRest, heldAs(arg)) += bytesOf(arg);
   }
+  // A result written into a parameter's buffer (`@reuses`) is that
+  // buffer, counted with the arguments.
+  DenseSet<Value> inPlace;
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    if (fn.getResultAttr(i, KinaDialect::ReusesAttrHelper::getNameStr()))
+      inPlace.insert(ret.getOperand(i));
   int64_t live = cost.argumentBytes;
   mlir::kina::MemoryBytes liveHeld = cost.atRest;
   cost.peakBytes = live;
@@ -175,8 +183,9 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
       cost.bytesSent += bytes;
     }
     auto add = [&](Value value, int64_t sign) {
-      live += sign * bytesOf(value);
-      slot(liveHeld, heldAs(value)) += sign * bytesOf(value);
+      int64_t bytes = inPlace.contains(value) ? 0 : bytesOf(value);
+      live += sign * bytes;
+      slot(liveHeld, heldAs(value)) += sign * bytes;
     };
     for (Value result : op.getResults())
       add(result, +1);

@@ -453,11 +453,14 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   auto resultType = cast<KinaTensorType>(op->getResult(0).getType());
   for (Attribute attr : mesh.getAxes()) {
     auto axis = cast<StringAttr>(attr);
-    // A gradient function's products keep the batch split over a data
-    // axis (a weight's gradient is then a partial sum over it, reduced
-    // once), even where gathering the batch would send fewer bytes: data
-    // parallelism is what the annotations ask for.
-    bool keepData = dataAxes.contains(axis) && isa<MatmulOp>(op);
+    // A gradient function's products and its backward's sums keep the
+    // batch split over a data axis (a weight's gradient, a broadcast
+    // weight's summed over the batch, is then a partial sum over it,
+    // reduced once), even where gathering the batch would send fewer
+    // bytes: data parallelism is what the annotations ask for.
+    bool keepData =
+        dataAxes.contains(axis) &&
+        (isa<MatmulOp>(op) || (isa<SumOp>(op) && isAdjointLoc(op->getLoc())));
     AxisDecision decision = decideAxis(op, rule, axis, result, mesh, keepData);
     if (keepData && decision.keep && !decision.weighed.empty() &&
         decision.weighed.back().bytes < decision.chosenBytes)
@@ -569,8 +572,15 @@ void Propagation::askBackward(ArrayRef<Operation *> ops) {
     }
     if (!rule && !isa<ReshardOp>(op))
       continue;
+    // A gradient split over a data axis (ZeRO-3's weights at rest) is a
+    // partial sum over the batch reduce-scattered at the end: asking its
+    // split back would cut the forward's activations across the batch's
+    // split.
+    bool gradient = isa<ReshardOp>(op) && getGradientOf(op->getLoc());
     for (auto [dim, axis] : llvm::zip_equal(wants.placement.getAxes(),
                                             wants.placement.getOver())) {
+      if (gradient && dataAxes.contains(axis))
+        continue;
       int64_t size = *mesh.getAxisSize(axis.getValue());
       int64_t factor = rule ? rule->resultDims[dim] : -1;
       if (rule && (factor < 0 ||

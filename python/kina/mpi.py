@@ -155,8 +155,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.threads < 1 or args.repeat < 1:
         parser.error("--threads and --repeat must be >= 1")
-    if args.warmup < 0 or args.steps < 0 or args.every < 0:
-        parser.error("--warmup, --steps and --every must be >= 0")
+    if args.warmup < 0:
+        parser.error("--warmup must be >= 0")
+    if args.steps < 0 or args.every < 0:
+        parser.error("--steps and --every must be >= 0")
     if not args.steps and (args.feed or args.checkpoint or args.resume):
         parser.error("--feed, --checkpoint and --resume go with --steps")
     if (args.every or args.resume) and not args.checkpoint:

@@ -5,6 +5,7 @@ the host form, on the simulator and under mpirun -n 2, each equal to the
 unsharded logits to float32 rounding."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -74,6 +75,71 @@ def test_generator_takes_every_split_the_trainer_does_and_explicit_sizes(
                           "data+megatron", "--devices", "3", "--batch", "2"],
                          capture_output=True, text=True)
     assert odd.returncode == 2 and "even --devices" in odd.stderr
+
+
+def test_generator_writes_the_zero_plans(tmp_path):
+    out = tmp_path / "gpt.kina"
+    subprocess.run([sys.executable, GENERATOR, "--tiny", "--batch", "2",
+                    "--form", "train", "--shard", "zero3", "--devices", "2",
+                    "-o", str(out)], check=True)
+    cfg = gpt.Config(**dict(vars(CFG), b=2))
+    assert out.read_text() == gpt.train_source(cfg, mesh=2, parallel="zero3")
+    odd = subprocess.run([sys.executable, GENERATOR, "--tiny", "--shard",
+                          "zero1+megatron", "--devices", "3", "--batch", "2"],
+                         capture_output=True, text=True)
+    assert odd.returncode == 2 and "even --devices" in odd.stderr
+
+
+def declared(text, name):
+    """The placement `name` is declared with in gpt_train_step."""
+    step = text[text.index("fn %s(" % gpt.TRAIN_STEP):]
+    return re.search(r"\b%s: Tensor\[\w+, \[[\d, ]*\], (@\w+(\([^)]*\))?)"
+                     % name, step).group(1)
+
+
+def test_zero_plans_split_the_moments_on_the_first_axis_megatron_leaves():
+    # wpe is [10, 64]: 10 does not divide over 4 devices, 64 does.
+    cfg = gpt.Config(layers=1, d=64, heads=4, t=10, v=96, b=4)
+    zero1 = gpt.train_source(cfg, mesh=4, parallel="zero1")
+    zero3 = gpt.train_source(cfg, mesh=4, parallel="zero3")
+    assert "@mesh([4], axes=[dp])" in zero1
+    for name, want in (("wte", "@sharded(axis=0, over=dp)"),
+                       ("wpe", "@sharded(axis=1, over=dp)"),
+                       ("ln1_g_0", "@sharded(axis=0, over=dp)"),
+                       ("w_proj_0", "@sharded(axis=0, over=dp)")):
+        for moment in ("m_", "v_"):
+            assert declared(zero1, moment + name) == want, name
+            assert declared(zero3, moment + name) == want, name
+        assert declared(zero1, name) == "@replicated"
+        assert declared(zero3, name) == want
+    assert declared(zero1, "token_ids") == "@sharded(axis=0, over=dp)"
+    assert gpt.zero_deviations(cfg, 4, "zero1") == {}
+    # Megatron's split stays over tp; the moments add dp on another axis,
+    # except where a 1-D tensor has none left.
+    both = gpt.train_source(cfg, mesh=4, parallel="zero3+megatron")
+    assert "@mesh([2, 2], axes=[dp, tp])" in both
+    for name, want in (
+            ("wq_0", "@sharded(axis=[0, 1], over=[dp, tp])"),
+            ("wo_0", "@sharded(axis=[0, 1], over=[tp, dp])"),
+            ("bq_0", "@sharded(axis=0, over=tp)"),
+            ("bo_0", "@sharded(axis=0, over=dp)")):
+        assert declared(both, "m_" + name) == want, name
+        assert declared(both, name) == want, name
+    assert sorted(gpt.zero_deviations(cfg, 4, "zero1+megatron")) == [
+        "b_fc_0", "bk_0", "bq_0", "bv_0"]
+    # Over 3 devices only wte's 96 rows split; every other tensor (sizes
+    # 10, 64 and 256) keeps its weight's placement.
+    three = gpt.Config(layers=1, d=64, heads=4, t=10, v=96, b=3)
+    names = gpt.weight_names(three, tied=True)
+    assert sorted(gpt.zero_deviations(three, 3, "zero1")) == sorted(
+        n for n in names if n != "wte")
+    text = gpt.train_source(three, mesh=3, parallel="zero3")
+    assert declared(text, "m_wpe") == declared(text, "wpe") == "@replicated"
+    # The plans before ZeRO keep the moments as their weights.
+    for parallel in ("megatron", "data", "data+megatron"):
+        text = gpt.train_source(cfg, mesh=4, parallel=parallel)
+        for name in gpt.weight_names(cfg, tied=True):
+            assert declared(text, "m_" + name) == declared(text, name)
 
 
 def test_logits_equal_pytorch(inputs, unsharded):

@@ -166,6 +166,42 @@ def test_mpirun_training_equals_one_device(tmp_path, one_device, parallel,
 
 
 @needs_mpi
+def test_a_zero1_checkpoint_resumes_under_zero3_and_on_one_device(
+        tmp_path, one_device):
+    """ZeRO-1 on two ranks to step 5, then from its checkpoint (global
+    arrays) ZeRO-3 on two ranks, and one device, to step 10: each equals
+    the uninterrupted one-device run."""
+    from kina.training import load_checkpoint
+    out, want = one_device
+    first = train(tmp_path / "zero1", *EXACT, "--devices", "2",
+                  "--parallel", "zero1", "--stop-after", "5")
+    assert first.returncode == 0, first.stderr
+    assert "2 ranks, zero1 parallel" in first.stdout
+    got = losses(first.stdout)
+    assert sorted(got) == [5]
+    for mine, theirs in zip(got[5], want[5]):
+        assert abs(float(mine) - float(theirs)) <= 1e-4, (got, want)
+    saved = tmp_path / "zero1" / "checkpoint.npz"
+    reference = load_checkpoint(out / "checkpoint.npz")
+    for name, plan in (("zero3", ("--devices", "2", "--parallel", "zero3")),
+                       ("one", ())):
+        run = train(tmp_path / name, *EXACT, *plan, "--resume", str(saved))
+        assert run.returncode == 0, run.stderr
+        assert "resuming from %s at step 5" % saved in run.stdout
+        got = losses(run.stdout)
+        assert sorted(got) == [10], (name, got)
+        for mine, theirs in zip(got[10], want[10]):
+            assert abs(float(mine) - float(theirs)) <= 1e-4, (name, got,
+                                                              want)
+        resumed = load_checkpoint(tmp_path / name / "checkpoint.npz")
+        assert resumed.steps == 10
+        for weight, value in reference.weights.items():
+            scale = np.abs(value).max()
+            assert np.abs(resumed.weights[weight] - value).max() <= \
+                1e-5 * scale, (name, weight)
+
+
+@needs_mpi
 def test_mpirun_training_with_a_bad_checkpoint_fails_on_every_rank(tmp_path):
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a checkpoint")

@@ -106,24 +106,51 @@ MEGATRON = {"wq": 1, "bq": 0, "wk": 1, "bk": 0, "wv": 1, "bv": 0,
 # How a mesh splits the model: "megatron" (the placements above, over a
 # mesh of one axis), "data" (the batch split over the devices, every
 # weight replicated) or "data+megatron" (a 2-D mesh, axes dp and tp: the
-# batch over dp, the Megatron placements over tp).
-PARALLEL = ("megatron", "data", "data+megatron")
+# batch over dp, the Megatron placements over tp). The ZeRO plans are
+# data parallelism with AdamW's moments split over dp (zero1) and the
+# weights split as their moments (zero3), on a mesh of one axis dp or on
+# data+megatron's [dp, tp] (zero1+megatron, zero3+megatron); docs/gpt.md,
+# "ZeRO plans".
+PARALLEL = ("megatron", "data", "data+megatron", "zero1", "zero3",
+            "zero1+megatron", "zero3+megatron")
+ZERO = ("zero1", "zero3")
+
+
+def zero_stage(parallel):
+    """The ZeRO stage of plan `parallel`: "zero1", "zero3" or None."""
+    stage = parallel.split("+")[0]
+    return stage if stage in ZERO else None
+
+
+def _layout(parallel):
+    """The plan without its ZeRO stage: where the batch and the Megatron
+    placements go ("data" for zero1 and zero3, "data+megatron" for their
+    +megatron forms)."""
+    if zero_stage(parallel):
+        return "data+megatron" if parallel.endswith("+megatron") else "data"
+    return parallel
+
+
+def _named_axes(parallel):
+    """Whether the mesh names its axes (dp, tp): data+megatron's 2-D mesh
+    and every ZeRO plan (the moments are split `over=dp`)."""
+    return _layout(parallel) == "data+megatron" or bool(zero_stage(parallel))
 
 
 def _over(parallel, axis):
-    """` over=AXIS` on the 2-D mesh of data+megatron, else nothing."""
-    return ", over=%s" % axis if parallel == "data+megatron" else ""
+    """` over=AXIS` on a mesh with named axes, else nothing."""
+    return ", over=%s" % axis if _named_axes(parallel) else ""
 
 
 def mesh_devices(mesh, parallel):
-    """The mesh's shape: [n], or [dp, tp] for data+megatron (`mesh` then
-    a pair, or a device count split as [2, n / 2])."""
-    if parallel == "data+megatron":
+    """The mesh's shape: [n], or [dp, tp] for data+megatron and its ZeRO
+    forms (`mesh` then a pair, or a device count split as [2, n / 2])."""
+    if _layout(parallel) == "data+megatron":
         shape = list(mesh) if isinstance(mesh, (tuple, list)) else \
             [2, mesh // 2]
         if len(shape) != 2 or min(shape) < 1:
-            raise ValueError("data+megatron needs a 2-D mesh [dp, tp], "
-                             "got %r" % (mesh,))
+            raise ValueError("%s needs a 2-D mesh [dp, tp], got %r" % (
+                parallel, mesh))
         return shape
     if isinstance(mesh, (tuple, list)):
         raise ValueError("%s runs on a mesh of one axis, got %r" % (
@@ -133,33 +160,99 @@ def mesh_devices(mesh, parallel):
 
 def check_split(cfg, devices, parallel):
     """ValueError unless `devices` devices can split `cfg`'s step as
-    `parallel` does: an even count for data+megatron's [2, N/2] mesh, a
-    batch that divides over the data axis."""
+    `parallel` does: an even count for the [2, N/2] mesh of data+megatron
+    (and its ZeRO forms), a batch that divides over the data axis."""
     shape = mesh_devices(devices, parallel)
-    if parallel == "data+megatron" and shape[0] * shape[1] != devices:
-        raise ValueError("data+megatron needs an even --devices (a 2 x N/2 "
-                         "mesh), got %d" % devices)
-    batch_split = {"data": devices, "data+megatron": shape[0]}.get(
-        parallel, 1)
+    layout = _layout(parallel)
+    if layout == "data+megatron" and shape[0] * shape[1] != devices:
+        raise ValueError("%s needs an even --devices (a 2 x N/2 mesh), got "
+                         "%d" % (parallel, devices))
+    batch_split = {"data": devices, "data+megatron": shape[0]}.get(layout, 1)
     if cfg.b % batch_split:
         raise ValueError("--batch %d does not split over %d devices" % (
             cfg.b, batch_split))
 
 
-def placement(name, mesh, parallel="megatron"):
-    """The placement of parameter `name` under `mesh` (None: unsharded)."""
+def _base(name):
+    """A parameter's name without its layer number (wq_3: wq)."""
+    return name.rsplit("_", 1)[0] if name[-1].isdigit() else name
+
+
+def megatron_axis(name, parallel):
+    """The tensor axis of weight `name` that `parallel` splits over the
+    Megatron axis, or None."""
+    if _layout(parallel) == "data":
+        return None
+    base = _base(name)
+    if base in MEGATRON:
+        return MEGATRON[base]
+    return 1 if base == "lm_head" else None
+
+
+def placement(name, mesh, parallel="megatron", cfg=None):
+    """The placement of parameter `name` under `mesh` (None: unsharded).
+    The zero3 plans place a weight as its moments (moment_placement,
+    which needs `cfg` for the shapes)."""
     if mesh is None:
         return "@host"
     if name in ("token_ids", "targets"):
         return batch_placement(mesh, parallel)
-    if parallel == "data":
+    if zero_stage(parallel) == "zero3" and name != "mask":
+        if cfg is None:
+            raise ValueError("%s places the weights by their shapes: pass "
+                             "cfg" % parallel)
+        return moment_placement(cfg, name, mesh, parallel)
+    return _megatron_placement(name, parallel)
+
+
+def _megatron_placement(name, parallel):
+    axis = megatron_axis(name, parallel)
+    if axis is None:
         return "@replicated"
-    base = name.rsplit("_", 1)[0] if name[-1].isdigit() else name
-    if base in MEGATRON:
-        return "@sharded(axis=%d%s)" % (MEGATRON[base], _over(parallel, "tp"))
-    if base == "lm_head":
-        return "@sharded(axis=1%s)" % _over(parallel, "tp")
-    return "@replicated"
+    return "@sharded(axis=%d%s)" % (axis, _over(parallel, "tp"))
+
+
+def moment_placement(cfg, name, mesh, parallel="megatron"):
+    """The placement of weight `name`'s AdamW moments. Outside the ZeRO
+    plans, the weight's. Under them, split over dp on the first tensor
+    axis that Megatron does not split and whose size divides by dp's size
+    (beside the Megatron split over tp, if any); a tensor with no such
+    axis keeps the weight's Megatron placement (zero_deviations)."""
+    if mesh is None:
+        return "@host"
+    if not zero_stage(parallel):
+        return placement(name, mesh, parallel)
+    axis = zero_axis(cfg, name, mesh, parallel)
+    if axis is None:
+        return _megatron_placement(name, parallel)
+    tp_axis = megatron_axis(name, parallel)
+    if tp_axis is None:
+        return "@sharded(axis=%d, over=dp)" % axis
+    split = sorted([(axis, "dp"), (tp_axis, "tp")])
+    return "@sharded(axis=[%d, %d], over=[%s, %s])" % (
+        split[0][0], split[1][0], split[0][1], split[1][1])
+
+
+def zero_axis(cfg, name, mesh, parallel):
+    """The tensor axis a ZeRO plan splits weight `name`'s moments on over
+    dp, or None when no axis is free of Megatron's split and divisible."""
+    dp = mesh_devices(mesh, parallel)[0]
+    tp_axis = megatron_axis(name, parallel)
+    for axis, size in enumerate(parameter_shapes(cfg)[name]):
+        if axis != tp_axis and size % dp == 0:
+            return axis
+    return None
+
+
+def zero_deviations(cfg, mesh, parallel):
+    """The weights (tied model) whose moments a ZeRO plan cannot split
+    over dp (no free axis divides), with their placement: they are held
+    whole over dp, as under data parallelism."""
+    if not zero_stage(parallel):
+        return {}
+    return {name: moment_placement(cfg, name, mesh, parallel)
+            for name in weight_names(cfg, tied=True)
+            if zero_axis(cfg, name, mesh, parallel) is None}
 
 
 def batch_placement(mesh, parallel="megatron"):
@@ -179,15 +272,17 @@ def vocab_placement(mesh, parallel):
     """The placement of logits split over the vocabulary (their last
     axis) across the Megatron devices, and over the batch as
     batch_placement says."""
-    if parallel == "data+megatron":
+    if _layout(parallel) == "data+megatron":
         return "@sharded(axis=[0, 2], over=[dp, tp])"
     return "@sharded(axis=2)"
 
 
 def mesh_line(mesh, parallel):
     shape = mesh_devices(mesh, parallel)
-    if parallel == "data+megatron":
+    if _layout(parallel) == "data+megatron":
         return "@mesh([%d, %d], axes=[dp, tp])" % tuple(shape)
+    if zero_stage(parallel):
+        return "@mesh([%d], axes=[dp])" % shape[0]
     return "@mesh([%d])" % shape[0]
 
 
@@ -209,7 +304,8 @@ def source(cfg, mesh=None, tied=False, parallel="megatron"):
     for name in parameter_names(cfg, tied):
         dtype = "I64" if name == "token_ids" else "F32"
         params.append("    %s: Tensor[%s, %s, %s]" % (
-            name, dtype, shapes[name], placement(name, mesh, parallel)))
+            name, dtype, shapes[name], placement(name, mesh, parallel,
+                                                 cfg)))
     lines.append("fn %s(" % ENTRY)
     lines.append(",\n".join(params) + ") -> Tensor[F32, [%d, %d, %d], %s] {"
                  % (b, t, cfg.v, result))
@@ -262,7 +358,7 @@ def source(cfg, mesh=None, tied=False, parallel="megatron"):
         head = "wte_t"
         lines.append("  wte_t = wte.transpose([1, 0])")
     ascription = "[%d, %d, %d]" % (b, t, cfg.v)
-    if tied and mesh and parallel != "data":
+    if tied and mesh and _layout(parallel) != "data":
         # The tied head's product split over the vocabulary, as an untied
         # lm_head's is: each device multiplies by its own half of the
         # replicated wte (a free cut) instead of every device computing all
@@ -332,19 +428,21 @@ def train_source(cfg, mesh=None, parallel="megatron"):
     shapes = parameter_shapes(cfg)
     weights = weight_names(cfg, tied=True)
 
-    def typed(name, weight):
-        return "Tensor[F32, %s, %s]" % (shapes[weight],
-                                       placement(weight, mesh, parallel))
+    def typed(prefix, weight):
+        # The ZeRO plans place the moments apart from their weights.
+        where = moment_placement(cfg, weight, mesh, parallel) if prefix \
+            else placement(weight, mesh, parallel, cfg)
+        return "Tensor[F32, %s, %s]" % (shapes[weight], where)
 
     scalar = "Tensor[F32, [], %s]" % placed
     inputs = [params, "targets: Tensor[I64, [%d, %d], %s]"
               % (cfg.b, cfg.t, batch_placement(mesh, parallel))]
-    inputs += ["%s_%s: %s" % (k, w, typed(w, w)) for k in "mv"
+    inputs += ["%s_%s: %s" % (k, w, typed(k, w)) for k in "mv"
                for w in weights]
     inputs += ["%s: %s" % (name, scalar) for name in ADAMW_SCALARS]
     # Written into the arrays they replace (docs/interfaces.md): a step
     # keeps one copy of the weights and moments, not two.
-    results = [scalar] + ["%s @reuses(%s%s)" % (typed(w, w), prefix, w)
+    results = [scalar] + ["%s @reuses(%s%s)" % (typed(prefix, w), prefix, w)
                           for prefix in ("", "m_", "v_") for w in weights]
     lines = ["", "fn %s(%s) -> (%s) {" % (TRAIN_STEP, ",\n    ".join(inputs),
                                         ", ".join(results)),
