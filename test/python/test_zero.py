@@ -12,6 +12,7 @@ import torch
 
 import kina
 from conftest import ROOT
+from kina.models import adamw
 
 DIMS = [4, 16, 8, 2]  # x: [B, 4], three weights
 BATCH = 8
@@ -19,7 +20,7 @@ WEIGHTS = ["w1", "w2", "w3"]
 STEPS = 20
 LR, EPS, BETAS, DECAY = 1e-4, 1e-6, (0.9, 0.999), 0.01
 STAGES = ["data", "zero1", "zero2", "zero3", "zero3-regather"]
-SCALARS = ["lr", "beta1", "beta2", "eps", "weight_decay", "bc1", "bc2"]
+SCALARS = adamw.SCALARS
 
 
 def shape(i):
@@ -73,21 +74,10 @@ def mlp_source(stage, devices):
                 for i, w in enumerate(WEIGHTS)]
     lines += [
         "fn step(%s) -> (%s) {" % (", ".join(params), ", ".join(results)),
-        "  l, g1, g2, g3 = grads(x, y, w1, w2, w3)",
-        "  decay = broadcast(1.0) - lr * weight_decay",
-        "  step = lr / bc1",
-        "  root2 = sqrt(bc2)",
-        "  keep1 = broadcast(1.0) - beta1",
-        "  keep2 = broadcast(1.0) - beta2"]
+        "  l, g1, g2, g3 = grads(x, y, w1, w2, w3)", *adamw.scalar_lines()]
     for i, w in enumerate(WEIGHTS, 1):
-        lines += [
-            "  mn%d = broadcast(beta1) * m_%s + broadcast(keep1) * g%d"
-            % (i, w, i),
-            "  vn%d = broadcast(beta2) * v_%s + broadcast(keep2) * g%d * g%d"
-            % (i, w, i, i),
-            "  wn%d = %s * broadcast(decay) - broadcast(step) * mn%d / "
-            "(sqrt(vn%d) / broadcast(root2) + broadcast(eps))"
-            % (i, w, i, i)]
+        lines += adamw.update_lines(w, "m_" + w, "v_" + w, "g%d" % i,
+                                    ("mn%d" % i, "vn%d" % i, "wn%d" % i))
     lines += ["  return l, %s" % ", ".join(
         ["wn%d" % i for i in (1, 2, 3)] + ["mn%d" % i for i in (1, 2, 3)] +
         ["vn%d" % i for i in (1, 2, 3)]), "}", ""]

@@ -22,6 +22,8 @@ import re
 
 import numpy as np
 
+from . import adamw
+
 ENTRY = "gpt_forward"
 LAYER_PARAMS = ("ln1_g", "ln1_b", "wq", "bq", "wk", "bk", "wv", "bv", "wo",
                 "bo", "ln2_g", "ln2_b", "w_fc", "b_fc", "w_proj", "b_proj")
@@ -376,7 +378,7 @@ LOSS_GRAD = "gpt_loss_grad"
 
 TRAIN_STEP = "gpt_train_step"
 # AdamW's scalar inputs of the training step, after the moments.
-ADAMW_SCALARS = ("lr", "beta1", "beta2", "eps", "weight_decay", "bc1", "bc2")
+ADAMW_SCALARS = adamw.SCALARS
 
 
 def weight_names(cfg, tied=False):
@@ -449,20 +451,11 @@ def train_source(cfg, mesh=None, parallel="megatron"):
              "  loss, %s = %s(%s, targets)" % (
                  ", ".join("d_" + w for w in weights), LOSS_GRAD,
                  ", ".join(names)),
-             "  decay = broadcast(1.0) - lr * weight_decay",
-             "  step = lr / bc1",
-             "  root2 = sqrt(bc2)",
-             "  keep1 = broadcast(1.0) - beta1",
-             "  keep2 = broadcast(1.0) - beta2"]
+             *adamw.scalar_lines()]
     for w in weights:
-        decayed = w + " * broadcast(decay)" if len(shapes[w]) == 2 else w
-        lines += [
-            "  mn_%s = broadcast(beta1) * m_%s + broadcast(keep1) * d_%s"
-            % (w, w, w),
-            "  vn_%s = broadcast(beta2) * v_%s + broadcast(keep2) * d_%s * d_%s"
-            % (w, w, w, w),
-            "  wn_%s = %s - broadcast(step) * mn_%s / (sqrt(vn_%s) / "
-            "broadcast(root2) + broadcast(eps))" % (w, decayed, w, w)]
+        lines += adamw.update_lines(w, "m_" + w, "v_" + w, "d_" + w,
+                                    ("mn_" + w, "vn_" + w, "wn_" + w),
+                                    decayed=len(shapes[w]) == 2)
     lines += ["  return loss, %s" % ", ".join(
         ["wn_" + w for w in weights] + ["mn_" + w for w in weights] +
         ["vn_" + w for w in weights]), "}", ""]
