@@ -634,6 +634,8 @@ PYBIND11_MODULE(_kina, m) {
       .def_readonly("traffic", &mlir::kina::FunctionCostRecord::traffic)
       .def_readonly("at_rest", &mlir::kina::FunctionCostRecord::atRest)
       .def_readonly("at_peak", &mlir::kina::FunctionCostRecord::atPeak)
+      .def_readonly("peak_location",
+                    &mlir::kina::FunctionCostRecord::peakLocation)
       .def("remark", [](const mlir::kina::FunctionCostRecord &r) {
         return mlir::kina::remarkText(r);
       });

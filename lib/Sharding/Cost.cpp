@@ -45,8 +45,10 @@ struct FunctionCost {
   int64_t argumentBytes = 0; // the caller's buffers
   TrafficTable traffic;      // callees' included
   int64_t bytesSent = 0;
-  /// The ledger of the arguments and of the values live at the peak.
+  /// The ledger of the arguments and of the values live at the peak,
+  /// and the op that reaches it.
   mlir::kina::MemoryBytes atRest, atPeak;
+  std::string peakLocation;
   /// The parameters that are weights, the results that are gradients.
   DenseSet<unsigned> weightArgs, gradientResults;
 };
@@ -193,6 +195,7 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
       cost.peakBytes = live + during;
       cost.atPeak = liveHeld;
       cost.atPeak += duringHeld;
+      cost.peakLocation = locationText(op.getLoc());
     }
     for (Value operand : op.getOperands())
       if (!isa<BlockArgument>(operand) && lastUse.lookup(operand) == &op)
@@ -287,6 +290,7 @@ mlir::kina::costRecord(func::FuncOp fn) {
   record.bytesSent = cost.bytesSent;
   record.atRest = cost.atRest;
   record.atPeak = cost.atPeak;
+  record.peakLocation = cost.peakLocation;
   for (auto &[backward, kinds] : cost.traffic)
     for (auto &[key, t] : kinds)
       record.traffic.push_back(

@@ -53,10 +53,13 @@ class Cost:
     `collectives` (the propagation's remarks in this function, with
     what it weighed), and the memory ledger: `at_rest` (its arguments,
     what a device keeps between calls) and `at_peak` (the values live at
-    the peak), each a `Memory`; `at_peak.total == peak_bytes`."""
+    the peak), each a `Memory`; `at_peak.total == peak_bytes`;
+    `peak_location`: the `file:line:col` of the op that reaches the peak
+    (a call, for a peak inside its callee; "" when it is the arguments)."""
 
     def __init__(self, function, flops, peak_bytes, bytes_sent, traffic,
-                 collectives, at_rest=None, at_peak=None):
+                 collectives, at_rest=None, at_peak=None,
+                 peak_location=""):
         self.function = function
         self.flops = flops
         self.peak_bytes = peak_bytes
@@ -65,6 +68,7 @@ class Cost:
         self.collectives = collectives
         self.at_rest = at_rest
         self.at_peak = at_peak
+        self.peak_location = peak_location
 
     def __repr__(self):
         return ("<kina.Cost of %r per device: %d FLOPs, %d bytes at peak, "
@@ -74,7 +78,9 @@ class Cost:
     def __str__(self):
         lines = ["cost of %r, per device" % self.function,
                  "  FLOPs            %15d" % self.flops,
-                 "  bytes at peak    %15d" % self.peak_bytes,
+                 "  bytes at peak    %15d%s" % (
+                     self.peak_bytes, "  (at %s)" % self.peak_location
+                     if self.peak_location else ""),
                  "  bytes sent       %15d" % self.bytes_sent]
         if self.at_peak is not None:
             lines.append("  %-17s %12s %12s" % ("memory", "at rest",
@@ -115,5 +121,6 @@ def from_records(records):
                                  c.bytes_sent, traffic,
                                  [r for r in remarks
                                   if r.function == c.function],
-                                 _memory(c.at_rest), _memory(c.at_peak))
+                                 _memory(c.at_rest), _memory(c.at_peak),
+                                 c.peak_location)
     return remarks, costs

@@ -221,6 +221,13 @@ def test_the_ledger_holds_one_nth_of_what_is_sharded(modules):
     for cost in (data, zero1, zero3):
         assert cost.at_peak.total == cost.peak_bytes
         assert cost.at_peak.gradients > 0
+    # The sharded steps peak in the gradient function, its full-size
+    # partial gradients live: at the call.
+    call = next(i for i, line in enumerate(
+        mlp_source("zero1", 2).splitlines(), 1) if "= grads(" in line)
+    for cost in (zero1, zero3):
+        assert cost.peak_location.split(":")[-2] == str(call), (
+            cost.peak_location, call)
     assert zero3.peak_bytes < zero1.peak_bytes < data.peak_bytes
     # The optimizer's arithmetic (the step without its gradient function)
     # is split over the devices, but for the six scalar ops every device

@@ -72,8 +72,11 @@ struct FunctionCostRecord {
   int64_t bytesSent = 0; // callees included
   std::vector<TrafficRecord> traffic;
   /// The memory ledger: the arguments (what a device keeps between
-  /// calls), and every value live at the peak, in program order.
+  /// calls), and every value live at the peak, in program order; where
+  /// the peak is (`file:line:col` of the op that reaches it, a call for a
+  /// peak inside its callee; "" when the arguments are the peak).
   MemoryBytes atRest, atPeak;
+  std::string peakLocation;
 };
 
 /// Every record of one compile.
