@@ -158,15 +158,21 @@ std::string Propagation::requester(Operation *op, PlacementAttr asked) const {
   return "the annotation at " + locationText(op->getLoc());
 }
 
-/// Whether `value` is a parameter, or a broadcast, reshape or transpose of
-/// one: its split is the parameter's own annotation, not one it inherited.
-static bool isParameterView(Value value) {
+/// The parameter `value` is, or is a broadcast, reshape or transpose of;
+/// null for any other value.
+static BlockArgument parameterViewed(Value value) {
   while (Operation *op = value.getDefiningOp()) {
     if (!isa<BroadcastOp, ReshapeOp, TransposeOp>(op))
-      return false;
+      return {};
     value = op->getOperand(0);
   }
-  return true;
+  return cast<BlockArgument>(value);
+}
+
+/// Whether `value` is a view of a parameter: its split is the parameter's
+/// own annotation, not one it inherited.
+static bool isParameterView(Value value) {
+  return bool(parameterViewed(value));
 }
 
 FailureOr<Value> Propagation::convert(Operation *at, Value value,
@@ -312,12 +318,9 @@ std::optional<int64_t> Propagation::scatterDim(Operation *op,
 /// The weight (a `kina.weight` parameter) that `value` is, or a broadcast,
 /// reshape or transpose of; null for any other value.
 static BlockArgument weightOf(Value value) {
-  while (Operation *op = value.getDefiningOp()) {
-    if (!isa<BroadcastOp, ReshapeOp, TransposeOp>(op))
-      return {};
-    value = op->getOperand(0);
-  }
-  auto arg = cast<BlockArgument>(value);
+  BlockArgument arg = parameterViewed(value);
+  if (!arg)
+    return {};
   auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
   if (!fn || !fn.getArgAttr(arg.getArgNumber(),
                             KinaDialect::WeightAttrHelper::getNameStr()))
