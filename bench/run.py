@@ -601,6 +601,7 @@ def realistic_section(r, source, **_):
         print("    kina max relative error vs NumPy: %.1e" %
               kina["relative_error"])
         print("    NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
+        if not plans:
         print("    PyTorch: %s" % "; ".join(torch_["blas"]))
 
 
@@ -737,7 +738,7 @@ def compile_section(r, source, vocab_source, **_):
 
 
 # The training step's plans on two ranks (gpt.PARALLEL of one mesh axis).
-TRAINING_PLANS = ("data", "zero1", "zero3", "megatron")
+TRAINING_PLANS = ("data", "zero1", "zero3", "fsdp", "megatron")
 
 
 def ledger(plan):
@@ -749,11 +750,13 @@ def ledger(plan):
         row(plan["at_rest"]), plan["peak_bytes"] / 1e6, row(plan["at_peak"]))
 
 
-def training_section(r, **_):
+def training_section(r, models=None, plans=None, **_):
     print("== 7. GPT training step (gpt.train_source: forward, loss, "
           "gradients, AdamW)")
     from kina.models import gpt as gpt_config  # the model's shape and FLOPs
     for model, shape in TRAINING_MODELS.items():
+        if models and model not in models:
+            continue
         cfg = gpt_config.Config(**shape)
         # Forward, and the backward's two products per forward product.
         gflop = 3 * cfg.flops() / 1e9
@@ -766,7 +769,7 @@ def training_section(r, **_):
             compiled = spawn("train-compile", 1, 1, path=path, model=model)
             print("    compile %s, peak memory %.0f MiB" % (
                 spread(compiled), compiled["peak_mib"]))
-            for threads in (1, 2):
+            for threads in (1, 2) if not plans else ():
                 kina_, torch_ = interleaved(
                     [("train-kina", dict(path=path, model=model)),
                      ("train-torch", dict(model=model))], threads, r)
@@ -783,7 +786,8 @@ def training_section(r, **_):
                           torch_["seconds"] / kina_["seconds"]))
             # Two ranks against one device on one thread, in turns; each
             # plan's bytes and memory ledger per device, from m.cost.
-            for parallel in TRAINING_PLANS if shutil.which("mpirun") else ():
+            for parallel in (plans or TRAINING_PLANS) if \
+                    shutil.which("mpirun") else ():
                 ranks_path = os.path.join(directory, parallel + ".so")
                 plan = spawn("train-compile", 1, 1, path=ranks_path,
                              model=model, mesh=2, parallel=parallel)
@@ -823,6 +827,13 @@ def main():
     parser.add_argument("--only", type=section_numbers,
                         default=list(range(1, len(SECTIONS) + 1)),
                         help="the sections to run, e.g. 4,5 (default: all)")
+    parser.add_argument("--models", type=lambda t: t.split(","),
+                        help="section 7: only these models (%s)" %
+                        ", ".join(TRAINING_MODELS))
+    parser.add_argument("--plans", type=lambda t: t.split(","),
+                        help="section 7: only these plans on two ranks "
+                        "(%s), and not the one-device runs against "
+                        "PyTorch" % ", ".join(TRAINING_PLANS))
     args = parser.parse_args()
     if args.worker:
         result = worker(json.loads(args.worker))
@@ -849,7 +860,8 @@ def main():
           "with %s FMAs (bench/fma_peak.c), %.1f on two" % (
               model, "AVX-512" if avx512 else "AVX2, no AVX-512", core,
               isa, 2 * core))
-    context = dict(r=r, quick=args.quick, source=gen_realistic(),
+    context = dict(r=r, quick=args.quick, models=args.models,
+                   plans=args.plans, source=gen_realistic(),
                    vocab_source=gen_realistic("--shard", "vocab"))
     for number in args.only:
         print()

@@ -7,8 +7,9 @@ Each step is one call of `gpt_train_step` (python/kina/models/gpt.py: forward,
 cross-entropy, reverse-mode gradients and AdamW, compiled together);
 `--devices N` runs it on N MPI ranks (data parallel, `--parallel
 megatron`, or `data+megatron` on a 2 x N/2 mesh; `zero1` and `zero3`
-split AdamW's moments, and `zero3` the weights too, over the ranks,
-`zero1+megatron` and `zero3+megatron` on the 2 x N/2 mesh), the weights
+split AdamW's moments, and `zero3` the weights too, over the ranks;
+`fsdp` is `zero3` gathering the weights again in the backward; their
+`+megatron` forms run on the 2 x N/2 mesh), the weights
 staying on the ranks between steps. A checkpoint holds global arrays:
 one written under any plan resumes under any other. It
 shows a progress bar with the loss and tokens per second, evaluates the

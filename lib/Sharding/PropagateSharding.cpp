@@ -23,7 +23,8 @@
 // choice would have kept. A value converted once to a placement is reused
 // for the later ops that need it so (the backward reuses the forward's
 // gathered weights), except across a `reshard_after_forward` function's
-// forward and backward.
+// forward and backward: there the backward gathers a split weight again,
+// and makes again the views of it the forward made (`broadcast(w)`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +38,7 @@
 #include "Kina/Sharding/SplitReductions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -81,10 +83,13 @@ private:
   /// `value` converted to `target` before `at`, with a remark at `at`
   /// saying why and, where the decision had a choice, what it weighed;
   /// `serves`: the value the conversion is for (a gradient), or "".
+  /// The collectives that convert `value` to `target`, before `at` and
+  /// located at `where` (default: `at`'s location).
   FailureOr<Value> convert(Operation *at, Value value, PlacementAttr target,
                            const Twine &why,
                            ArrayRef<mlir::kina::WeighedPlan> weighed = {},
-                           StringRef serves = "");
+                           StringRef serves = "",
+                           std::optional<Location> where = std::nullopt);
   /// Why claiming operand `operand` of `op`, split on `dim` over `axis`,
   /// is gathered under `decision`.
   std::string whyGathered(Operation *op, const AxisDecision &decision,
@@ -178,9 +183,11 @@ static bool isParameterView(Value value) {
 FailureOr<Value> Propagation::convert(Operation *at, Value value,
                                       PlacementAttr target, const Twine &why,
                                       ArrayRef<mlir::kina::WeighedPlan> weighed,
-                                      StringRef serves) {
+                                      StringRef serves,
+                                      std::optional<Location> where) {
   // The same conversion made for an earlier op serves this one.
-  bool backward = reshardAfterForward && isAdjointLoc(at->getLoc());
+  Location loc = where.value_or(at->getLoc());
+  bool backward = reshardAfterForward && isAdjointLoc(loc);
   auto key = std::make_tuple(value, Attribute(target), int(backward));
   if (Value earlier = converted.lookup(key);
       earlier && earlier.getDefiningOp()->getBlock() == at->getBlock() &&
@@ -190,7 +197,7 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
   SmallVector<Operation *> made;
   std::vector<mlir::kina::WeighedPlan> orders;
   FailureOr<Value> result =
-      convertPlacement(builder, at->getLoc(), value, target,
+      convertPlacement(builder, loc, value, target,
                        [&](Operation *op) { made.push_back(op); }, &orders);
   if (failed(result))
     return failure();
@@ -215,7 +222,7 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
       continue; // all_slice: each device keeps its block, nothing moves
     mlir::kina::CollectiveRecord record;
     record.function = fn.getName().str();
-    record.location = locationText(at->getLoc());
+    record.location = locationText(loc);
     record.kind = op->getName().stripDialect().str();
     record.over = over.str();
     record.placement = placementOf(input).str();
@@ -226,7 +233,7 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
     record.weighed.assign(alternatives.begin(), alternatives.end());
     // At the op's location, without the op (Operation::emitRemark would
     // print it beside the remark): a remark is one located line.
-    mlir::emitRemark(at->getLoc()) << mlir::kina::remarkText(record);
+    mlir::emitRemark(loc) << mlir::kina::remarkText(record);
     if (records)
       records->collectives.push_back(std::move(record));
   }
@@ -326,6 +333,49 @@ static BlockArgument weightOf(Value value) {
                             KinaDialect::WeightAttrHelper::getNameStr()))
     return {};
   return arg;
+}
+
+/// `view` (a chain of views of a parameter) made again from the
+/// parameter at `builder`'s point, each op located at `loc`.
+static Value viewAgain(Value view, OpBuilder &builder, Location loc) {
+  Operation *def = view.getDefiningOp();
+  if (!def)
+    return view;
+  IRMapping sources;
+  sources.map(def->getOperand(0),
+              viewAgain(def->getOperand(0), builder, loc));
+  Operation *copy = builder.clone(*def, sources);
+  copy->setLoc(loc);
+  return copy->getResult(0);
+}
+
+/// In a `reshard_after_forward` function, the backward reads a view of a
+/// split weight that the forward computed (`x @ broadcast(w)`'s
+/// `broadcast(w)`, which the product's adjoint multiplies by) as a view
+/// made again from the weight where the backward first needs it: the
+/// backward gathers the weight again, and the forward's gathered copy
+/// dies with its last forward use instead of living until the backward.
+static void viewWeightsAgainInBackward(func::FuncOp fn) {
+  DenseMap<Value, Value> again; // the forward's view -> the backward's
+  SmallVector<Operation *> ops;
+  fn.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops) {
+    if (!isAdjointLoc(op->getLoc()))
+      continue;
+    for (OpOperand &use : op->getOpOperands()) {
+      Operation *def = use.get().getDefiningOp();
+      BlockArgument weight = weightOf(use.get());
+      if (!def || isAdjointLoc(def->getLoc()) || !weight ||
+          placementOf(weight).getAxes().empty())
+        continue;
+      Value &made = again[use.get()];
+      if (!made) {
+        OpBuilder builder(op);
+        made = viewAgain(use.get(), builder, op->getLoc());
+      }
+      use.set(made);
+    }
+  }
 }
 
 LogicalResult Propagation::gatherAtRest(Operation *op,
@@ -530,14 +580,16 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   origin[value] = resultOrigin;
   if (wanted.isAuto() || wanted == result)
     return success();
-  // An annotation asks for another placement: convert after the op.
+  // An annotation asks for another placement: convert after the op (and
+  // say so at the op).
   Operation *next = op->getNextNode();
   SmallVector<OpOperand *> uses;
   for (OpOperand &use : value.getUses())
     uses.push_back(&use);
   std::string asker = requester(op, wanted);
   FailureOr<Value> converted =
-      convert(next, value, wanted, asker + " asks for " + wanted.str());
+      convert(next, value, wanted, asker + " asks for " + wanted.str(), {},
+              "", op->getLoc());
   if (failed(converted))
     return failure();
   for (OpOperand *use : uses)
@@ -659,6 +711,8 @@ LogicalResult Propagation::run(func::FuncOp fn) {
           fn);
   converted.clear();
   dataAxes.clear();
+  if (reshardAfterForward)
+    viewWeightsAgainInBackward(fn);
   for (auto [i, arg] : llvm::enumerate(fn.getArguments())) {
     auto name = fn.getArgAttrOfType<StringAttr>(
         i, KinaDialect::NameAttrHelper::getNameStr());

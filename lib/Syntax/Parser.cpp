@@ -419,7 +419,10 @@ bool Parser::parseFunction(Program &program) {
   if (consumeIf(TokenKind::Equal)) {
     if (!parseReverseMode(fn))
       return broken();
-    // `-> (T, ...)`: the placements of G's value and gradients.
+    // `-> (T, ...)`: the placements of G's value and gradients (which
+    // may start on the next line).
+    if (tok().is(TokenKind::Newline) && peekTok(1).is(TokenKind::Arrow))
+      consume();
     if (consumeIf(TokenKind::Arrow)) {
       if (!parseResultTypes(fn))
         return broken();
@@ -451,8 +454,12 @@ bool Parser::parseFunction(Program &program) {
       fn.params.push_back(std::move(param));
     } while (consumeIf(TokenKind::Comma));
   }
-  if (!expectClose(TokenKind::RParen, ")", open) ||
-      !expect(TokenKind::Arrow, "'->' and the result type"))
+  if (!expectClose(TokenKind::RParen, ")", open))
+    return broken();
+  // A long signature may put `-> (...)` on the next line.
+  if (tok().is(TokenKind::Newline) && peekTok(1).is(TokenKind::Arrow))
+    consume();
+  if (!expect(TokenKind::Arrow, "'->' and the result type"))
     return broken();
   if (!parseResultTypes(fn))
     return broken();

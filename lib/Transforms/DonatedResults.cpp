@@ -16,6 +16,7 @@
 #include "ViewedBuffer.h"
 #include "Kina/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -44,8 +45,15 @@ static SmallVector<std::pair<unsigned, unsigned>> donatedResults(func::FuncOp fn
 }
 
 /// The destination operand tied to `value`, the result of a linalg op (any
-/// destination-style op), an scf.forall or an scf.for; null otherwise.
+/// destination-style op), an scf.forall or an scf.for, or the tensor a
+/// runtime call filled (a collective's result, `to_tensor` of the buffer
+/// of a tensor: an all_gather's insert_slice of its own block); null
+/// otherwise.
 static OpOperand *tiedDestination(Value value) {
+  if (auto filled = value.getDefiningOp<bufferization::ToTensorOp>())
+    if (auto buffer =
+            filled.getBuffer().getDefiningOp<bufferization::ToBufferOp>())
+      value = buffer.getTensor();
   auto result = dyn_cast<OpResult>(value);
   if (!result)
     return nullptr;

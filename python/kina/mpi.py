@@ -139,7 +139,7 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=0)
-    parser.add_argument("--steps", type=int, default=0,
+    parser.add_argument("--steps", type=int,
                         help="run FUNCTION as a training step this many "
                         "times (kina/steps.py)")
     parser.add_argument("--feed", metavar="MODULE:FUNCTION",
@@ -157,8 +157,10 @@ def main(argv=None):
         parser.error("--threads and --repeat must be >= 1")
     if args.warmup < 0:
         parser.error("--warmup must be >= 0")
-    if args.steps < 0 or args.every < 0:
-        parser.error("--steps and --every must be >= 0")
+    if args.steps is not None and args.steps < 1:
+        parser.error("--steps must be >= 1, got %d" % args.steps)
+    if args.every < 0:
+        parser.error("--every must be >= 0")
     if not args.steps and (args.feed or args.checkpoint or args.resume):
         parser.error("--feed, --checkpoint and --resume go with --steps")
     if (args.every or args.resume) and not args.checkpoint:
@@ -204,6 +206,11 @@ def _run_steps(args, backend):
         if args.resume:
             done, saved = _steps.load_checkpoint(args.checkpoint, function,
                                                  state)
+            if done >= args.steps:
+                raise ValueError(
+                    "%s is at step %d: --steps %d leaves nothing to run "
+                    "(--steps counts from the first step, not from the "
+                    "checkpoint)" % (args.checkpoint, done, args.steps))
             given.update(saved)
             first = done + 1
         missing = [function.params[i].name for i in state.values()
@@ -247,9 +254,26 @@ def _run_steps(args, backend):
                         step, ", ".join(absent), args.inputs))
             inputs = [blocks[i] for i in range(len(function.params))]
         except Exception as error:  # the user's feed: any error stops all
-            problem = "step %d: %s: %s" % (step, type(error).__name__, error)
+            problem = "step %d: %s: %s%s" % (step, type(error).__name__,
+                                             error,
+                                             _steps.where_raised(error))
         if not backend.agree(problem is not None):
             return _stop(backend, problem)
+        # Each rank cuts its block from the global arrays its own call of
+        # the feed gave: they must be the same arrays on every rank.
+        every = backend.allgather(_steps.digests(arrays,
+                                                 len(function.params)))
+        differ = [i for i in range(every.shape[1])
+                  if len(set(every[:, i])) > 1]
+        if differ:
+            return _stop(backend, (
+                "step %d: the feed gave %s different values on different "
+                "ranks; every rank calls it and cuts its own block from "
+                "the global arrays, so it must give every rank the same "
+                "arrays (seed its random generator by the step)" % (
+                    step, ", ".join(repr(function.params[i].name)
+                                    for i in differ)))
+                if backend.rank == 0 else None)
         start = time.perf_counter()
         before = backend.lib.kina_mpi_bytes_moved()
         results, status = module._library.run_device(

@@ -14,10 +14,12 @@ placement of the state (data parallel, ZeRO-1, ZeRO-3) resumes under any
 other.
 """
 
+import hashlib
 import importlib
 import os
 import sys
 import tempfile
+import traceback
 
 import numpy as np
 
@@ -33,12 +35,45 @@ def load_feed(spec):
         raise ValueError("--feed takes module:function, got %r" % spec)
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    module = importlib.import_module(module_name)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name != module_name:
+            raise  # the feed's module imports something missing
+        raise ValueError("--feed %s: no module %r in the current directory "
+                         "(%s) or on sys.path" % (spec, module_name,
+                                                   os.getcwd()))
     feed = getattr(module, function_name, None)
     if not callable(feed):
         raise ValueError("--feed %s: %s has no function %r" % (
             spec, module.__file__, function_name))
     return feed
+
+
+def where_raised(error):
+    """' (raised at FILE:LINE in FUNCTION)': the innermost frame of
+    `error`'s traceback (the user's feed), or nothing."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return " (raised at %s:%d in %s)" % (frame.filename, frame.lineno,
+                                         frame.name)
+
+
+def digests(arrays, count):
+    """One int64 per parameter index below `count`: a digest of the bytes
+    (and dtype and shape) of arrays[index], 0 where none is given. Ranks
+    compare them to check that the feed gave every rank the same global
+    arrays."""
+    out = np.zeros(count, dtype=np.int64)
+    for index, array in arrays.items():
+        array = np.ascontiguousarray(array)
+        digest = hashlib.blake2b(digest_size=8)
+        digest.update(repr((array.dtype.str, array.shape)).encode())
+        digest.update(array.tobytes())
+        out[index] = np.frombuffer(digest.digest(), dtype=np.int64)[0] | 1
+    return out
 
 
 def state_parameters(entry, function):
@@ -113,7 +148,11 @@ def load_checkpoint(path, function, state):
     try:
         data = np.load(path)
     except (OSError, ValueError) as error:
-        raise ValueError("%s is not a checkpoint: %s" % (path, error))
+        raise ValueError("%s is not a kina.mpi checkpoint (an .npz archive "
+                         "of arrays): %s" % (path, error))
+    if not hasattr(data, "files"):
+        raise ValueError("%s is not a kina.mpi checkpoint: it holds one "
+                         "array, not an .npz archive" % path)
     with data:
         if STEP_KEY not in data or FUNCTION_KEY not in data:
             raise ValueError("%s is not a kina.mpi checkpoint (no %s)" % (

@@ -9,8 +9,9 @@ column-parallel, Wo and MLP-down row-parallel, lm_head vocab-parallel);
 --shard data splits the batch instead (every weight replicated), and
 --shard data+megatron does both on @mesh([2, N/2], axes=[dp, tp]).
 --shard zero1 and zero3 are data parallelism on @mesh([N], axes=[dp])
-with AdamW's moments split over dp (zero3: the weights too);
-zero1+megatron and zero3+megatron do the same on data+megatron's mesh
+with AdamW's moments split over dp (zero3: the weights too; fsdp: as
+zero3, gathering them again in the backward); zero1+megatron,
+zero3+megatron and fsdp+megatron do the same on data+megatron's mesh
 (docs/gpt.md, "ZeRO plans").
 --form train writes the training step instead: lm_head tied to wte, the
 mean token cross-entropy, its reverseMode and one AdamW update
@@ -45,9 +46,9 @@ parser.add_argument("--tiny", action="store_true",
 parser.add_argument("--shard", choices=gpt.PARALLEL,
                     help="Megatron placements, the batch split over the "
                     "devices (data parallel), or both on a 2 x N/2 mesh; "
-                    "zero1/zero3 (and their +megatron forms): data "
-                    "parallel with the moments (zero3: and the weights) "
-                    "split over the data axis")
+                    "zero1/zero3/fsdp (and their +megatron forms): data "
+                    "parallel with the moments (zero3, fsdp: and the "
+                    "weights) split over the data axis")
 parser.add_argument("--devices", type=int, default=2,
                     help="devices with --shard (default 2; the +megatron "
                     "plans: an even count, the mesh [2, N/2])")

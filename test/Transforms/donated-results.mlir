@@ -67,3 +67,31 @@ func.func @caller(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %r:2 = call @late(%x) : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
   return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A gathered result (ZeRO-1's new weight): the runtime fills the buffer
+// of the tensor its own block was inserted into. That tensor's
+// destination becomes the donated argument: the block is written into the
+// argument, the runtime gathers the others around it there, and nothing
+// is allocated or copied at the end.
+// CHECK-LABEL: func.func @gathered
+// CHECK: %[[P:.*]] = tensor.insert_slice %arg1 into %arg0[%arg2] [4] [1]
+// CHECK: bufferization.to_buffer %[[P]]
+// DROP-LABEL: func.func @gathered
+// DROP-SAME: (%[[W:.*]]: memref<8xf32>, %[[B:.*]]: memref<4xf32>, %{{.*}}: index) {
+// DROP-NOT: memref.alloc
+// DROP: %[[V:.*]] = memref.subview %[[W]]
+// DROP: memref.copy %[[B]], %[[V]]
+// DROP: call @fill_around(%[[W]])
+// DROP-NOT: memref.copy
+// DROP: return{{$}}
+func.func private @fill_around(memref<8xf32>)
+func.func @gathered(%w: tensor<8xf32> {bufferization.writable = true}, %b: tensor<4xf32>, %at: index) -> (tensor<8xf32> {kina.reuses = 0 : i64}) {
+  %e = tensor.empty() : tensor<8xf32>
+  %p = tensor.insert_slice %b into %e[%at] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %m = bufferization.to_buffer %p : tensor<8xf32> to memref<8xf32>
+  call @fill_around(%m) : (memref<8xf32>) -> ()
+  %t = bufferization.to_tensor %m restrict writable : memref<8xf32> to tensor<8xf32>
+  return %t : tensor<8xf32>
+}

@@ -180,11 +180,11 @@ heavy = pytest.mark.skipif(
 
 # Two devices, or a 2 x 2 mesh (dp, tp) for the +megatron plans.
 DEVICES = {"megatron": 2, "data": 2, "data+megatron": 4, "zero1": 2,
-           "zero3": 2, "zero1+megatron": 4, "zero3+megatron": 4}
+           "zero3": 2, "fsdp": 2, "zero1+megatron": 4, "zero3+megatron": 4}
 # The plans the tests compile (each once per module): the ZeRO stages on
 # the 2-D mesh compile as data+megatron does, slower; docs/gpt.md says
 # how they were checked.
-PLANS = ("megatron", "data", "data+megatron", "zero1", "zero3")
+PLANS = ("megatron", "data", "data+megatron", "zero1", "zero3", "fsdp")
 
 
 @pytest.fixture(scope="module")
@@ -367,6 +367,31 @@ def test_zero1_sends_what_data_parallel_sends_but_for_the_tied_embedding(
         zero_block(w, n) for w in NAMES)
     data = plan_modules("data").cost(gpt.TRAIN_STEP)
     assert step.bytes_sent - data.bytes_sent == zero_block("wte", n)
+
+
+@heavy
+def test_fsdp_gathers_again_what_the_backward_multiplies_by(plan_modules):
+    """fsdp is zero3 with the weights gathered again in the backward: one
+    block more for each weight the backward multiplies by (the matrices,
+    the tied wte's head, the layer norms' gains; not the biases nor wpe,
+    which are only added), and the forward's gathered copies are not
+    held until the backward: a lower peak."""
+    n = DEVICES["fsdp"]
+    zero3, fsdp = plan_modules("zero3"), plan_modules("fsdp")
+
+    def gathered_in_backward(module):
+        return sum(t.bytes for t in module.communication[gpt.LOSS_GRAD]
+                   if t.direction == "backward" and
+                   t.collective == "all_gather")
+
+    multiplied = [w for w in NAMES if gpt._base(w).endswith("_g") or
+                  (gpt._base(w).startswith("w") and w != "wpe")]
+    again = sum(zero_block(w, n) for w in multiplied)
+    assert gathered_in_backward(fsdp) - gathered_in_backward(zero3) == again
+    kept, regathered = (m.cost(gpt.TRAIN_STEP) for m in (zero3, fsdp))
+    assert regathered.bytes_sent - kept.bytes_sent == again
+    assert regathered.at_rest == kept.at_rest
+    assert regathered.peak_bytes < kept.peak_bytes
 
 
 @heavy

@@ -33,6 +33,14 @@ def broken(step):
     return feed(step)
 
 
+def rank_dependent(step):
+    # An unseeded loader: each rank draws its own batch.
+    arrays = feed(step)
+    rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+    arrays["x"] = arrays["x"] + rank
+    return arrays
+
+
 def killing(step):
     # Rank 1 dies at step 3, as a machine that fails mid-run.
     if step == 3 and os.environ.get("OMPI_COMM_WORLD_RANK") == "1":
@@ -137,8 +145,24 @@ def test_bad_steps_stop_every_rank(programs, tmp_path):
     done = run_steps(directory, 2, path, tmp_path / "out.npz", "--steps",
                      "3", "--feed", "feeds:broken")
     assert done.returncode != 0
-    assert "step 2: RuntimeError: no batch for step 2" in done.stderr
+    assert "step 2: RuntimeError: no batch for step 2 (raised at " in \
+        done.stderr
+    assert "feeds.py:10 in broken)" in done.stderr
     assert not (tmp_path / "out.npz").exists()
+    # A feed that gives the ranks different batches would train on a batch
+    # nobody drew.
+    done = run_steps(directory, 2, path, tmp_path / "out.npz", "--steps",
+                     "2", "--feed", "feeds:rank_dependent")
+    assert done.returncode != 0
+    assert "step 1: the feed gave 'x' different values on different ranks" \
+        in done.stderr
+    assert not (tmp_path / "out.npz").exists()
+    # No module of that name.
+    done = run_steps(directory, 2, path, tmp_path / "out.npz", "--steps",
+                     "2", "--feed", "nosuch:feed")
+    assert done.returncode != 0
+    assert "--feed nosuch:feed: no module 'nosuch' in the current " \
+        "directory" in done.stderr
     # No feed: the batch is missing.
     done = run_steps(directory, 2, path, tmp_path / "out.npz", "--steps", "1")
     assert done.returncode != 0
@@ -151,6 +175,18 @@ def test_bad_steps_stop_every_rank(programs, tmp_path):
                      "--resume")
     assert done.returncode != 0
     assert "is a checkpoint of train, not of step" in done.stderr
+    # A checkpoint already at (or past) the last step asked for.
+    finished = tmp_path / "finished.npz"
+    done = run_steps(directory, 2, path, tmp_path / "first.npz", "--steps",
+                     "2", "--feed", "feeds:feed", "--checkpoint",
+                     str(finished))
+    assert done.returncode == 0, done.stderr
+    done = run_steps(directory, 2, path, tmp_path / "out.npz", "--steps",
+                     "2", "--feed", "feeds:feed", "--checkpoint",
+                     str(finished), "--resume")
+    assert done.returncode != 0
+    assert "is at step 2: --steps 2 leaves nothing to run" in done.stderr
+    assert not (tmp_path / "out.npz").exists()
     state = {"kina_step": np.int64(1), "kina_function": np.array("step")}
     state.update({name: np.zeros((3, 3), np.float32) for name in
                   WEIGHTS + ["m_" + w for w in WEIGHTS] +

@@ -262,7 +262,9 @@ def DonateDestinationsPass
     For each function result marked `kina.reuses = N` (`@reuses(p)` in
     `.kina`): the `tensor.empty` at the start of its destination chain
     (through linalg ops, `scf.forall` and `scf.for` results to their tied
-    inits) becomes argument N, which the lowering marked
+    inits, and from a collective's `to_tensor` of a `to_buffer` to the
+    tensor whose buffer the runtime filled: ZeRO-1's gathered weight)
+    becomes argument N, which the lowering marked
     `bufferization.writable`. One-Shot Bufferize then writes the result
     into the argument's buffer when no later read of the argument
     conflicts, and copies the argument otherwise; only the initial value

@@ -111,17 +111,28 @@ MEGATRON = {"wq": 1, "bq": 0, "wk": 1, "bk": 0, "wv": 1, "bv": 0,
 # batch over dp, the Megatron placements over tp). The ZeRO plans are
 # data parallelism with AdamW's moments split over dp (zero1) and the
 # weights split as their moments (zero3), on a mesh of one axis dp or on
-# data+megatron's [dp, tp] (zero1+megatron, zero3+megatron); docs/gpt.md,
-# "ZeRO plans".
-PARALLEL = ("megatron", "data", "data+megatron", "zero1", "zero3",
-            "zero1+megatron", "zero3+megatron")
+# data+megatron's [dp, tp] (zero1+megatron, zero3+megatron). zero3 keeps
+# the weights it gathers for the forward until the backward; fsdp is
+# zero3 gathering them again in the backward (reshard_after_forward, as
+# FSDP2 does by default); docs/gpt.md, "ZeRO plans".
+PARALLEL = ("megatron", "data", "data+megatron", "zero1", "zero3", "fsdp",
+            "zero1+megatron", "zero3+megatron", "fsdp+megatron")
 ZERO = ("zero1", "zero3")
 
 
 def zero_stage(parallel):
-    """The ZeRO stage of plan `parallel`: "zero1", "zero3" or None."""
+    """The ZeRO stage of plan `parallel`: "zero1", "zero3" (zero3 and
+    fsdp) or None."""
     stage = parallel.split("+")[0]
+    if stage == "fsdp":
+        return "zero3"
     return stage if stage in ZERO else None
+
+
+def regathers(parallel):
+    """Whether plan `parallel` gathers the weights split at rest again in
+    the backward instead of keeping the forward's (fsdp)."""
+    return parallel.split("+")[0] == "fsdp"
 
 
 def _layout(parallel):
@@ -408,10 +419,11 @@ fn %s(%s, targets: Tensor[I64, [%d, %d], %s]) -> Tensor[F32, [], %s] {
   nll = -sum(one_hot(targets, classes=%d) * log_softmax(logits, axis=2), axis=2)
   return reshape(mean(mean(nll, axis=1), axis=0), [])
 }
-fn %s = reverseMode(%s, wrt=[%s])
+fn %s = reverseMode(%s, wrt=[%s]%s)
 """ % (LOSS, params, cfg.b, cfg.t, batch_placement(mesh, parallel), placed,
        ENTRY, ", ".join(names),
-       cfg.v, LOSS_GRAD, LOSS, ", ".join(weight_names(cfg, tied)))
+       cfg.v, LOSS_GRAD, LOSS, ", ".join(weight_names(cfg, tied)),
+       ", reshard_after_forward=true" if regathers(parallel) else "")
 
 
 def train_source(cfg, mesh=None, parallel="megatron"):
