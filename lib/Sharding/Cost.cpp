@@ -236,13 +236,18 @@ DenseMap<Value, Held> CostModel::classify(func::FuncOp fn) {
       held.try_emplace(arg, Held::OptimizerState);
       held[ret.getOperand(i)] = held.lookup(arg);
     }
-  // Gradients: adjoint values, the collectives that move them, a callee's
-  // gradients.
+  // A weight's copies are weights: what a collective (ZeRO-3's gather,
+  // ZeRO-1's block) or a view (a broadcast, reshape or transpose) makes of
+  // one, in the forward or, gathered again, in the backward. Gradients:
+  // adjoint values, the collectives that move them, a callee's gradients.
   for (Operation &op : body) {
     auto operandHeld = [&](unsigned i) {
       auto it = held.find(op.getOperand(i));
       return it != held.end() ? std::optional(it->second) : std::nullopt;
     };
+    if (isa<CollectiveOpInterface, BroadcastOp, ReshapeOp, TransposeOp>(op) &&
+        operandHeld(0) == Held::Weight)
+      held.try_emplace(op.getResult(0), Held::Weight);
     if (isAdjointLoc(op.getLoc()) ||
         (isa<CollectiveOpInterface>(op) && operandHeld(0) == Held::Gradient))
       for (Value result : op.getResults())
