@@ -601,7 +601,6 @@ def realistic_section(r, source, **_):
         print("    kina max relative error vs NumPy: %.1e" %
               kina["relative_error"])
         print("    NumPy BLAS: %s" % "; ".join(numpy_["blas"]))
-        if not plans:
         print("    PyTorch: %s" % "; ".join(torch_["blas"]))
 
 
@@ -802,7 +801,8 @@ def training_section(r, models=None, plans=None, **_):
                           spread(one), one["seconds"] / two["seconds"]))
                 print("    m.cost per device: %.1f MB sent; %s" % (
                     plan["bytes_sent"] / 1e6, ledger(plan)))
-    print("    PyTorch: %s" % "; ".join(torch_["blas"]))
+    if not plans:
+        print("    PyTorch: %s" % "; ".join(torch_["blas"]))
 
 
 def section_numbers(text):
