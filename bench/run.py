@@ -47,6 +47,7 @@ Needs a build (bash scripts/setup.sh). Not a test: it asserts nothing.
 """
 
 import argparse
+import ctypes
 import json
 import os
 import pathlib
@@ -341,8 +342,14 @@ def training_worker(what, spec, repeats):
         from kina.training import RankTrainer
         trainer = RankTrainer(cfg, spec["path"], weights, lr=1e-4, threads=1)
         del weights
+        lib = trainer.backend.lib
+        lib.kina_mpi_collective_seconds.restype = ctypes.c_double
+        before = lib.kina_mpi_collective_seconds()
         result = timing(lambda: trainer.step(ids, targets), repeats)
-        result.update(peak_mib=peak())
+        # Rank 0's seconds inside collectives per step (the warm-up step
+        # of `timing` included in the average).
+        result.update(peak_mib=peak(), collective_seconds=(
+            lib.kina_mpi_collective_seconds() - before) / (repeats + 1))
         rank = trainer.rank
         trainer.close()
         # Each rank's peak resident memory, beside rank 0's timing.
@@ -793,10 +800,11 @@ def training_section(r, models=None, plans=None, **_):
                 one, two = interleaved(
                     [("train-kina", dict(path=path, model=model)),
                      lambda: training_ranks(ranks_path, model)], 1, r)
-                print("  mpirun -n 2, %s, 1 thread per rank: %s, peak "
-                      "%s MiB per rank   one device, 1 thread: %s   %.2fx "
-                      "one device" % (
-                          parallel, spread(two), " / ".join(
+                print("  mpirun -n 2, %s, 1 thread per rank: %s (%.0f ms "
+                      "of it in collectives on rank 0), peak %s MiB per "
+                      "rank   one device, 1 thread: %s   %.2fx one device" % (
+                          parallel, spread(two),
+                          1e3 * two["collective_seconds"], " / ".join(
                               "%.0f" % p for p in two["rank_peaks_mib"]),
                           spread(one), one["seconds"] / two["seconds"]))
                 print("    m.cost per device: %.1f MB sent; %s" % (

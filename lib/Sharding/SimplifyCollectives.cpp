@@ -7,7 +7,8 @@
 // reassociated here so that the partial values add first, and one
 // all-reduce remains. And a replicated broadcast that a split operand
 // meets (a row statistic spread over a split axis) is computed whole and
-// then cut: it is broadcast to the block instead, as an elementwise op
+// then cut: it is broadcast to the block instead (also through a
+// transpose), as an elementwise op
 // whose result is only cut is computed on the cut operands (each device
 // its block of `w * decay`, where an update's other term is split). And a
 // split moved to another dim is gathered and then cut: one all_to_all
@@ -140,6 +141,32 @@ struct SliceTheOperands : OpRewritePattern<AllSliceOp> {
   }
 };
 
+/// all_slice(transpose(x)) of a transpose used only there: the transpose
+/// of x cut on the dim the transpose moves to the cut one, so that what x
+/// is made of is cut in turn (the backward's `transpose(broadcast(w))`,
+/// each device then filling its block of the broadcast, as the forward's).
+struct SliceBeforeTranspose : OpRewritePattern<AllSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AllSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = slice.getInput().getDefiningOp<TransposeOp>();
+    if (!transpose || !transpose->hasOneUse())
+      return failure();
+    auto cut = createInferred<AllSliceOp>(
+        rewriter, slice.getLoc(), transpose.getInput(),
+        transpose.getPerm()[slice.getAxis()], slice.getOver());
+    if (!cut)
+      return failure();
+    Operation *moved = rewriter.clone(*transpose);
+    moved->setOperand(0, cut);
+    moved->getResult(0).setType(slice.getType());
+    rewriter.replaceOp(slice, moved->getResults());
+    rewriter.eraseOp(transpose);
+    return success();
+  }
+};
+
 /// all_slice(all_gather(x, a), b) over one mesh axis, a != b: the split
 /// moves from a to b in one all_to_all ((n-1)/n of the block sent, not
 /// n-1 blocks). The propagation gathers an operand that splits another
@@ -173,7 +200,7 @@ struct GatherThenCutIsAMove : OpRewritePattern<AllSliceOp> {
 void mlir::kina::simplifyCollectives(func::FuncOp fn) {
   RewritePatternSet patterns(fn.getContext());
   patterns.add<SumReducedPartials, BroadcastTheBlock, SliceTheOperands,
-               GatherThenCutIsAMove>(fn.getContext());
+               SliceBeforeTranspose, GatherThenCutIsAMove>(fn.getContext());
   GreedyRewriteConfig config;
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
   (void)applyPatternsGreedily(fn, std::move(patterns), config);
