@@ -201,6 +201,14 @@ struct AllGatherLowering : KinaPattern<AllGatherOp> {
                                      coordinate),
           arith::ConstantIndexOp::create(rewriter, loc,
                                          input.getDimSize(axis)));
+      // Made at the entry so that the op computing the block can compute
+      // it in its slot; a block that is an argument (a weight split at
+      // rest, gathered for its use) has no producer, and its result is
+      // made where it is gathered, so that it is not held from the entry
+      // (the backward of `reshard_after_forward` gathers every weight a
+      // second time).
+      if (isa<BlockArgument>(adaptor.getInput()))
+        rewriter.setInsertionPoint(op);
       gathered = emptyTensor(rewriter, loc, result);
     }
     SmallVector<OpFoldResult> offsets(input.getRank(),
