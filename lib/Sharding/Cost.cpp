@@ -18,6 +18,8 @@
 #include "Kina/Sharding/Passes.h"
 #include "Kina/Sharding/Reshard.h"
 
+#include "llvm/ADT/SetVector.h"
+
 #include <map>
 
 namespace mlir::kina {
@@ -197,7 +199,9 @@ const FunctionCost &CostModel::of(func::FuncOp fn) {
       cost.atPeak += duringHeld;
       cost.peakLocation = locationText(op.getLoc());
     }
-    for (Value operand : op.getOperands())
+    // (Each value once: `y * y` frees y once.)
+    for (Value operand : llvm::SetVector<Value>(op.operand_begin(),
+                                                 op.operand_end()))
       if (!isa<BlockArgument>(operand) && lastUse.lookup(operand) == &op)
         add(operand, -1);
     for (Value result : op.getResults())
