@@ -13,6 +13,7 @@ packages=(
   libopenblas0-pthread
   openmpi-bin libopenmpi-dev
   fortunes
+  coinor-libcbc-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,94 @@
+//===- Milp.cpp - A mixed-integer linear program, solved by CBC -----------===//
+//
+// Built column by column and row by row through CBC's C interface
+// (Cbc_C_Interface.h), which Debian's coinor-libcbc-dev ships and keeps
+// ABI-stable; the C++ classes behind it change between releases.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kina/AutoShard/Milp.h"
+
+#include <coin/Cbc_C_Interface.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <memory>
+#include <string>
+
+using namespace mlir::kina;
+
+int Milp::addVariable(std::string name, double lower, double upper,
+                      double cost, bool integer) {
+  variables.push_back({std::move(name), lower, upper, cost, integer});
+  return numVariables() - 1;
+}
+
+void Milp::addConstraint(std::string name,
+                         std::vector<std::pair<int, double>> terms,
+                         Sense sense, double rhs) {
+  for ([[maybe_unused]] auto &[variable, coefficient] : terms)
+    assert(variable >= 0 && variable < numVariables() &&
+           "a constraint on a variable not added");
+  constraints.push_back({std::move(name), std::move(terms), sense, rhs});
+}
+
+double Milp::Result::gap() const {
+  if (!hasSolution())
+    return INFINITY;
+  return std::max(0.0, objective - bound) /
+         std::max(std::fabs(objective), 1e-9);
+}
+
+Milp::Result Milp::solve(const Options &options) const {
+  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(Cbc_newModel(),
+                                                          Cbc_deleteModel);
+  Cbc_Model *m = model.get();
+  // Silent and on one thread: the same program, the same plan.
+  Cbc_setLogLevel(m, 0);
+  Cbc_setParameter(m, "threads", "1");
+  Cbc_setParameter(m, "randomCbcSeed", "1");
+  Cbc_setMaximumSeconds(m, options.secondsLimit);
+  Cbc_setAllowableFractionGap(m, options.relativeGap);
+  Cbc_setAllowableGap(m, 0);
+  for (const Variable &v : variables)
+    Cbc_addCol(m, v.name.c_str(), v.lower, v.upper, v.cost, v.integer, 0,
+               nullptr, nullptr);
+  for (const Constraint &c : constraints) {
+    std::vector<int> columns;
+    std::vector<double> coefficients;
+    for (auto &[variable, coefficient] : c.terms) {
+      columns.push_back(variable);
+      coefficients.push_back(coefficient);
+    }
+    char sense = c.sense == Sense::LessEqual      ? 'L'
+                 : c.sense == Sense::GreaterEqual ? 'G'
+                                                  : 'E';
+    Cbc_addRow(m, c.name.c_str(), static_cast<int>(columns.size()),
+               columns.data(), coefficients.data(), sense, c.rhs);
+  }
+  Result result;
+  Cbc_solve(m);
+  if (Cbc_isProvenInfeasible(m)) {
+    result.status = Result::Status::Infeasible;
+    return result;
+  }
+  const double *solution = Cbc_getColSolution(m);
+  // Without an incumbent (stopped before finding one) CBC's solution
+  // array is not a solution.
+  if (!solution || Cbc_getObjValue(m) >= 1e50) {
+    result.status = Result::Status::NoSolution;
+    return result;
+  }
+  result.values.assign(solution, solution + numVariables());
+  for (int j = 0; j < numVariables(); ++j)
+    if (variables[j].integer)
+      result.values[j] = std::round(result.values[j]);
+  result.objective = Cbc_getObjValue(m);
+  result.bound = std::min(Cbc_getBestPossibleObjValue(m), result.objective);
+  // Optimal: proven so within the gap asked for (0 by default); the
+  // bound says how far from optimal the solution may be.
+  result.status = Cbc_isProvenOptimal(m) ? Result::Status::Optimal
+                                         : Result::Status::Feasible;
+  return result;
+}
