@@ -25,11 +25,14 @@ class GradientCheckError(AssertionError):
         self.error = error
 
 
-def check_grads(module, name, *args, wrt, eps=1e-3, rtol=2e-2, seed=0):
+def check_grads(module, name, *args, wrt, eps=1e-3, rtol=2e-2, seed=0,
+                **kwargs):
     """Raises GradientCheckError naming the parameter whose gradient is
     farthest from central finite differences, when that relative error
-    exceeds `rtol`; returns {parameter: relative error} otherwise."""
+    exceeds `rtol`; returns {parameter: relative error} otherwise. The
+    arguments bind as a call's do, by position or by parameter name."""
     from . import _compile
+    from .devices import bind_arguments
     if module._source is None:
         raise ValueError("check_grads recompiles the program: use a module "
                          "from kina.compile or kina.compile_file")
@@ -61,7 +64,7 @@ def check_grads(module, name, *args, wrt, eps=1e-3, rtol=2e-2, seed=0):
     checked = _compile(text + "\nfn %s = reverseMode(%s, wrt=[%s])\n" % (
         checker, name, ", ".join(wrt)), filename, tuning)
     rng = np.random.default_rng(seed)
-    args = [np.asarray(a) for a in args]
+    args = [np.asarray(a) for a in bind_arguments(signature, args, kwargs)]
     result = signature.result
     cotangent = (None if len(result.shape) == 0 else
                  rng.standard_normal(result.shape).astype(np.float32))

@@ -36,6 +36,9 @@ def test_correct_gradients_pass(module):
     # A result of rank > 0: a random cotangent projects it.
     errors = kina.check_grads(module, "rows", x, w, wrt=["x"])
     assert errors["x"] < 2e-2
+    # By name, as a call binds them.
+    assert kina.check_grads(module, "loss", x, w=w, wrt=["w"]) == \
+        kina.check_grads(module, "loss", x, w, wrt=["w"])
 
 
 def test_a_kink_inside_the_step_is_reported(module):
