@@ -217,7 +217,7 @@ def mpi_collectives(kina, sizes, repeats):
                     ["mpirun", "-n", str(DEVICES), sys.executable, "-m",
                      "kina.mpi", str(library), "c",
                      str(pathlib.Path(tmp, "in.npz")),
-                     str(pathlib.Path(tmp, "out.npz")), "--warmup", "1",
+                     str(pathlib.Path(tmp, "out.npz")), "--warmup", "2",
                      "--repeat", str(repeats)], env=env,
                     capture_output=True, text=True, timeout=600)
                 if done.returncode != 0:
