@@ -83,6 +83,16 @@ private:
   /// `value` converted to `target` before `at`, with a remark at `at`
   /// saying why and, where the decision had a choice, what it weighed;
   /// `serves`: the value the conversion is for (a gradient), or "".
+  /// `value`, a broadcast used only by `at`, converted to `target` by
+  /// converting the broadcast's input and broadcasting it again (its block
+  /// of the target): a gather before the broadcast grows the value sends
+  /// fewer bytes. None when that does not apply.
+  std::optional<FailureOr<Value>>
+  convertBroadcastInput(Operation *at, Value value, PlacementAttr target,
+                        const Twine &why, Location loc);
+  /// The broadcasts convertBroadcastInput made again, erased once the
+  /// function is propagated.
+  SmallVector<Operation *> replacedViews;
   /// The collectives that convert `value` to `target`, before `at` and
   /// located at `where` (default: `at`'s location).
   FailureOr<Value> convert(Operation *at, Value value, PlacementAttr target,
@@ -180,6 +190,52 @@ static bool isParameterView(Value value) {
   return bool(parameterViewed(value));
 }
 
+std::optional<FailureOr<Value>>
+Propagation::convertBroadcastInput(Operation *at, Value value,
+                                   PlacementAttr target, const Twine &why,
+                                   Location loc) {
+  auto broadcast = value.getDefiningOp<BroadcastOp>();
+  PlacementAttr placement = placementOf(value);
+  if (!broadcast || !value.hasOneUse() || !placement.isMesh() ||
+      !target.isMesh() || !placement.getPartial().empty() ||
+      !target.getPartial().empty())
+    return std::nullopt;
+  Value input = broadcast.getInput();
+  auto inputType = cast<KinaTensorType>(input.getType());
+  auto resultType = cast<KinaTensorType>(value.getType());
+  int64_t offset = resultType.getRank() - inputType.getRank();
+  // The input dim a result dim comes from, unless the broadcast
+  // stretches it (each device fills its block of a stretched dim).
+  auto inputDim = [&](int64_t dim) -> std::optional<int64_t> {
+    int64_t i = dim - offset;
+    if (i < 0 || inputType.getDimSize(i) != resultType.getDimSize(dim))
+      return std::nullopt;
+    return i;
+  };
+  // Worth it only where a split of the input must go: that gather then
+  // moves the input's bytes, not the grown result's.
+  bool gathersInput = false;
+  for (int64_t dim : placement.getAxes())
+    if (inputDim(dim) && target.getSplitOf(dim) != placement.getSplitOf(dim))
+      gathersInput = true;
+  if (!gathersInput)
+    return std::nullopt;
+  PlacementAttr inputTarget = PlacementAttr::getReplicated(value.getContext());
+  for (int64_t dim : target.getAxes())
+    if (std::optional<int64_t> i = inputDim(dim))
+      inputTarget = inputTarget.withSplit(*i, target.getSplitOf(dim));
+  FailureOr<Value> whole = convert(at, input, inputTarget, why, {}, "", loc);
+  if (failed(whole))
+    return FailureOr<Value>(failure());
+  OpBuilder builder(at);
+  Operation *again = builder.clone(*broadcast);
+  again->setOperand(0, *whole);
+  again->getResult(0).setType(resultType.withPlacement(target));
+  origin[again->getResult(0)] = origin.lookup(value);
+  replacedViews.push_back(broadcast);
+  return FailureOr<Value>(again->getResult(0));
+}
+
 FailureOr<Value> Propagation::convert(Operation *at, Value value,
                                       PlacementAttr target, const Twine &why,
                                       ArrayRef<mlir::kina::WeighedPlan> weighed,
@@ -193,6 +249,12 @@ FailureOr<Value> Propagation::convert(Operation *at, Value value,
       earlier && earlier.getDefiningOp()->getBlock() == at->getBlock() &&
       earlier.getDefiningOp()->isBeforeInBlock(at))
     return earlier;
+  if (std::optional<FailureOr<Value>> rebroadcast =
+          convertBroadcastInput(at, value, target, why, loc)) {
+    if (succeeded(*rebroadcast))
+      converted[key] = **rebroadcast;
+    return *rebroadcast;
+  }
   OpBuilder builder(at);
   SmallVector<Operation *> made;
   std::vector<mlir::kina::WeighedPlan> orders;
@@ -782,6 +844,10 @@ LogicalResult Propagation::run(func::FuncOp fn) {
     if (failed(propagate(op, *rule)))
       return failure();
   }
+  for (Operation *view : llvm::reverse(replacedViews))
+    if (view->use_empty())
+      view->erase();
+  replacedViews.clear();
   return success();
 }
 
