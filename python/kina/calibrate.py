@@ -114,29 +114,28 @@ def _best_seconds(call, repeats):
     return best
 
 
-def matmul_gflops(kina, size, repeats):
-    m = kina.compile(
-        "fn mm(a: Tensor[F32, [%d, %d], @host], b: Tensor[F32, [%d, %d], "
-        "@host]) -> Tensor[F32, [%d, %d], @host] {\n  return a @ b\n}\n" % (
-            (size,) * 6), "calibrate_matmul.kina")
+def _binary_rate(kina, expression, shape, work, repeats):
+    """`work` / the best seconds of one thread's `fn f(a, b) { return
+    expression }` on float32 arrays of `shape` (the result of that shape
+    too), in units of 1e9."""
+    tensor = "Tensor[F32, [%s], @host]" % ", ".join(map(str, shape))
+    m = kina.compile("fn f(a: %s, b: %s) -> %s {\n  return %s\n}\n" % (
+        tensor, tensor, tensor, expression), "calibrate.kina")
     m.num_threads = 1
     rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((size, size)).astype(np.float32)
-            for _ in range(2))
-    return 2 * size ** 3 / _best_seconds(lambda: m.mm(a, b), repeats) / 1e9
+    a, b = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    return work / _best_seconds(lambda: m.f(a, b), repeats) / 1e9
+
+
+def matmul_gflops(kina, size, repeats):
+    """One thread's GFLOP/s on a square float32 product."""
+    return _binary_rate(kina, "a @ b", [size, size], 2 * size ** 3, repeats)
 
 
 def memory_gbytes_per_s(kina, elements, repeats):
-    m = kina.compile(
-        "fn add(a: Tensor[F32, [%d], @host], b: Tensor[F32, [%d], @host]) "
-        "-> Tensor[F32, [%d], @host] {\n  return a + b\n}\n" % (
-            (elements,) * 3), "calibrate_memory.kina")
-    m.num_threads = 1
-    a = np.ones(elements, np.float32)
-    b = np.ones(elements, np.float32)
-    # Two arrays read, one written.
-    return 3 * 4 * elements / _best_seconds(lambda: m.add(a, b),
-                                           repeats) / 1e9
+    """One thread's GB/s of an elementwise add: two arrays read, one
+    written."""
+    return _binary_rate(kina, "a + b", [elements], 3 * 4 * elements, repeats)
 
 
 def collective_source(kind, elements):
