@@ -12,6 +12,7 @@
 #include "Kina/Compiler/Compiler.h"
 #include "Kina/Loader/SharedLibrary.h"
 #include "Kina/Loader/Simulator.h"
+#include "Kina/Syntax/Parser.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -671,6 +672,10 @@ PYBIND11_MODULE(_kina, m) {
       "IR}, CostRecords) for the stages kina, propagated, host, spmd, "
       "linalg, llvm; with locations, each op's source location in the "
       "IR.");
+
+  m.def("reserved_words", &mlir::kina::reservedWords,
+        "The words no variable, parameter or function may be named: "
+        "keywords, element types and op names.");
 
   m.def(
       "host_cpu",

@@ -1,13 +1,14 @@
 //===- ImportKina.cpp - The `--import-kina` translation -------------------===//
 //
 // Parse, then MLIRGen. Syntax errors become MLIR diagnostics at their
-// FileLineColLoc, so every error of the frontend prints the same way:
+// FileLineColLoc (or where a `#loc(...)` comment says), so every error of the frontend prints the same way:
 // `file:line:col: error: message`.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Frontend/MLIRGen.h"
+#include "Kina/Frontend/SourceLocations.h"
 #include "Kina/Syntax/Parser.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,14 +41,13 @@ OwningOpRef<ModuleOp> importKina(llvm::SourceMgr &sourceMgr,
       return success();
     });
     DiagnosticList diags;
+    SourceLocations locations(context, filename, buffer->getBuffer());
     Program program = parseProgram(buffer->getBuffer(), diags);
     for (const FrontendDiagnostic &diag : diags)
-      emitError(FileLineColLoc::get(&context, filename, diag.loc.line,
-                                    diag.loc.col))
-          << diag.message;
+      emitError(locations.at(diag.loc.line, diag.loc.col)) << diag.message;
     // Type errors in the statements that did parse are worth reporting
     // too; MLIRGen skips what failed to parse without cascading.
-    module = mlirGen(context, program, filename);
+    module = mlirGen(context, program, locations);
   }
   // The first file position in `loc` (an op's location may be named).
   auto position = [](Location loc) {

@@ -11,6 +11,7 @@
 #include "Kina/Frontend/MLIRGen.h"
 
 #include "Kina/Dialect/KinaDialect.h"
+#include "Kina/Frontend/SourceLocations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -34,8 +35,8 @@ static std::string formatType(Type type) {
 namespace {
 class MLIRGen {
 public:
-  MLIRGen(MLIRContext &context, StringRef filename)
-      : context(context), builder(&context), filename(filename) {}
+  MLIRGen(MLIRContext &context, const SourceLocations &locations)
+      : context(context), builder(&context), locations(locations) {}
 
   OwningOpRef<ModuleOp> run(const Program &program);
 
@@ -46,7 +47,7 @@ private:
   };
 
   Location loc(SourceLoc l) {
-    return FileLineColLoc::get(&context, filename, l.line, l.col);
+    return locations.at(l.line, l.col);
   }
   InFlightDiagnostic error(SourceLoc l) {
     hadError = true;
@@ -99,7 +100,7 @@ private:
 
   MLIRContext &context;
   OpBuilder builder;
-  StringRef filename;
+  const SourceLocations &locations;
   bool hadError = false;
   ModuleOp module;
   MeshOp mesh;
@@ -1032,7 +1033,7 @@ void MLIRGen::checkRecursion(const Program &program) {
 
 namespace mlir::kina {
 OwningOpRef<ModuleOp> mlirGen(MLIRContext &context, const Program &program,
-                              StringRef filename) {
-  return MLIRGen(context, filename).run(program);
+                              const SourceLocations &locations) {
+  return MLIRGen(context, locations).run(program);
 }
 } // namespace mlir::kina

@@ -133,11 +133,22 @@ private:
 };
 } // namespace
 
-static bool isKeyword(llvm::StringRef word) {
-  return word == "fn" || word == "return" || word == "Tensor" ||
-         word == kReverseModeWord ||
-         word == "placeholder" || dtypeFromSource(word) ||
+static constexpr const char *kKeywords[] = {"fn", "return", "Tensor",
+                                            kReverseModeWord, "placeholder"};
+
+bool mlir::kina::isReservedWord(llvm::StringRef word) {
+  return llvm::is_contained(kKeywords, word) || dtypeFromSource(word) ||
          lookupSurfaceOp(word) != nullptr;
+}
+
+std::vector<std::string> mlir::kina::reservedWords() {
+  std::vector<std::string> words(std::begin(kKeywords), std::end(kKeywords));
+  for (const DTypeInfo &info : kDTypes)
+    words.emplace_back(info.sourceName);
+  for (const SurfaceOp &op : surfaceOps())
+    if (*op.surfaceName)
+      words.push_back(op.surfaceName);
+  return words;
 }
 
 std::string Parser::describe(const Token &token) {
@@ -174,7 +185,7 @@ void Parser::skipFunction() {
 bool Parser::checkBindable(const Token &name, const char *what) {
   if (!name.is(TokenKind::Identifier))
     return expected(std::string("a name for the ") + what);
-  if (isKeyword(name.text))
+  if (isReservedWord(name.text))
     return error(name.loc,
                  "'" + name.text + "' is reserved and cannot name a " + what);
   return true;
@@ -836,7 +847,7 @@ ExprPtr Parser::parseAtom() {
                      "reverseMode(F, wrt=[...])' at the top level");
     return nullptr;
   }
-  if (isKeyword(first.text)) {
+  if (isReservedWord(first.text)) {
     error(first.loc, "'" + first.text + "' cannot start an expression");
     return nullptr;
   }
@@ -949,7 +960,7 @@ ExprPtr Parser::parseAttrForm(const SurfaceOp &op, SourceLoc loc) {
   // of what can be an operand.
   while (tok().is(TokenKind::Identifier) || tok().is(TokenKind::LParen) ||
          tok().is(TokenKind::Integer) || tok().is(TokenKind::Float)) {
-    if (tok().is(TokenKind::Identifier) && isKeyword(tok().text)) {
+    if (tok().is(TokenKind::Identifier) && isReservedWord(tok().text)) {
       error(tok().loc, "an operand of '" + std::string(op.surfaceName) +
                            "[...]' is a name or a parenthesised "
                            "expression; put '" +

@@ -9,6 +9,10 @@
     m.remarks, m.communication             # what the sharding decided, moves
     print(m.cost("f"))                     # FLOPs, peak bytes, bytes sent
     m.save("out.so"); m2 = kina.load("out.so")
+
+    import kina.numpy as knp                # Python as a frontend
+    step = kina.jit(f); step(params, x)     # traced to .kina, compiled
+    kina.grad(loss)(params, x)              # the language's reverseMode
 """
 
 import collections
@@ -27,8 +31,9 @@ from .show import show_sharding
 __all__ = ["Alternative", "CompileError", "Cost", "DeviceError",
            "GradientCheckError", "Module", "Param", "Remark", "Signature",
            "SimulationResult", "Traffic",
-           "check", "check_grads", "compile", "compile_file", "load",
-           "show_sharding"]
+           "TraceError", "check", "check_grads", "compile", "compile_file",
+           "grad", "jit", "load", "sharding", "show_sharding", "tree_map",
+           "value_and_grad", "with_sharding_constraint"]
 
 
 class CompileError(Exception):
@@ -346,6 +351,12 @@ def load(path, num_threads=None):
     return _with_threads(Module(_kina.Library(path), path), num_threads)
 
 
-# Last: kina.tune and kina.check_grads compile through `compile` above.
+# Last: kina.tune, kina.check_grads and kina.jit compile through `compile`
+# above.
 from . import tune  # noqa: E402
 from .gradcheck import GradientCheckError, check_grads  # noqa: E402
+from . import sharding  # noqa: E402
+from .jit import (grad, jit, value_and_grad,  # noqa: E402
+                  with_sharding_constraint)
+from .trees import tree_map  # noqa: E402
+from .tracing import TraceError  # noqa: E402

@@ -13,12 +13,14 @@ class SourceMgr;
 
 namespace mlir::kina {
 
-/// Builds the kina module of `program`, attaching a FileLineColLoc in
-/// `filename` to every op, and verifies it. Errors are emitted as MLIR
+class SourceLocations;
+
+/// Builds the kina module of `program`, attaching to every op its
+/// location from `locations` (a FileLineColLoc), and verifies it. Errors are emitted as MLIR
 /// diagnostics at their source position; on any error the result is null.
 mlir::OwningOpRef<mlir::ModuleOp> mlirGen(mlir::MLIRContext &context,
                                           const Program &program,
-                                          llvm::StringRef filename);
+                                          const SourceLocations &locations);
 
 /// Parses and imports the main buffer of `sourceMgr` (parse errors and
 /// type errors alike become diagnostics). Null on any error.

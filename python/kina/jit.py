@@ -1,0 +1,570 @@
+"""`kina.jit`, `kina.grad` and `kina.value_and_grad`: Python functions
+traced into `.kina` programs and compiled by the one pipeline.
+
+    @kina.jit
+    def step(params, x, y):
+        loss, grads = kina.value_and_grad(loss_fn)(params, x, y)
+        return loss, kina.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+    loss, params = step(params, x, y)         # traced, compiled, run
+    step.lower(params, x, y).source()         # the .kina program
+    step.lower(params, x, y).as_text("spmd")  # any stage's IR
+
+Tracing writes `.kina` text (not IR through the extension): the program
+a traced function stands for is a program a user could have written,
+with the same parser, shape rules and diagnostics, and `.source()`
+shows it.
+"""
+
+import functools
+import inspect
+import warnings
+
+import numpy as np
+
+from . import trees
+from .sharding import NamedSharding
+from .tracing import (ELEMENT_TYPES, FunctionTrace, ProgramTrace, TraceError,
+                      Traced, current_function, located, tracing, type_text)
+
+__all__ = ["jit", "grad", "value_and_grad", "with_sharding_constraint",
+           "Lowered", "Compiled"]
+
+
+def _abstract(leaf, what):
+    """(shape, dtype) of an argument leaf; TypeError naming `what`."""
+    if isinstance(leaf, (bool, np.bool_)):
+        raise TypeError("%s is a bool: Kina has no bool arrays (pass "
+                        "np.float32(1.0) or mark the argument static)" % what)
+    if isinstance(leaf, float):
+        leaf = np.float32(leaf)
+    elif isinstance(leaf, int):
+        leaf = np.int64(leaf)
+    if not isinstance(leaf, (np.ndarray, np.generic)):
+        raise TypeError("%s is a %s, not an array (arrays are NumPy arrays "
+                        "or scalars; other values are static arguments: "
+                        "static_argnums)" % (what, type(leaf).__name__))
+    if leaf.dtype not in ELEMENT_TYPES:
+        raise TypeError("%s has dtype %s; Kina's are float32, int32 and "
+                        "int64 (x.astype(np.float32))" % (what, leaf.dtype))
+    return tuple(leaf.shape), leaf.dtype
+
+
+def _as_array(leaf):
+    if isinstance(leaf, float):
+        return np.float32(leaf)
+    if isinstance(leaf, int):
+        return np.int64(leaf)
+    return leaf
+
+
+def _shardings_per_leaf(shardings, tree, root, mesh_users):
+    """The sharding of each leaf of `tree`: `shardings` is None, one
+    NamedSharding for every leaf, or a tree with `tree`'s structure down to
+    where a NamedSharding or None covers a whole subtree (a prefix, as
+    JAX's)."""
+    leaves, treedef, paths = trees.flatten(tree)
+    if shardings is None or isinstance(shardings, NamedSharding):
+        return [shardings] * len(leaves)
+    result = []
+
+    def walk(spec, node, path):
+        if spec is None or isinstance(spec, NamedSharding):
+            count = len(trees.flatten(node)[0])
+            result.extend([spec] * count)
+            return
+        spec_kind = trees._children(spec)
+        node_kind = trees._children(node)
+        if (spec_kind is None or node_kind is None or
+                spec_kind[0] != node_kind[0]):
+            raise ValueError(
+                "the shardings of %s do not match its structure at %s: %s "
+                "against %s" % (root, trees.keystr(path, root),
+                                trees.describe(trees.flatten(spec)[1]),
+                                trees.describe(trees.flatten(node)[1])))
+        for (entry, s), (_, n) in zip(spec_kind[1], node_kind[1]):
+            walk(s, n, path + (entry,))
+
+    walk(shardings, tree, ())
+    return result
+
+
+def _placement(sharding, shape, what, program):
+    if sharding is None:
+        return None
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError("%s: a sharding is a kina.sharding.NamedSharding or "
+                        "None, got %s" % (what, type(sharding).__name__))
+    program.use_mesh(sharding.mesh, what)
+    return sharding.placement(shape, what)
+
+
+def _parameter_names(f, count):
+    """The names of `f`'s first `count` positional parameters."""
+    try:
+        parameters = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    names = []
+    for i in range(count):
+        p = parameters[i] if i < len(parameters) else None
+        if p is None or p.kind == p.VAR_POSITIONAL:
+            names.append("arg%d" % i)
+        else:
+            names.append(p.name)
+    return names
+
+
+def _bind(f, args, kwargs):
+    """Keyword arguments moved to their positions (kina.jit traces
+    positional arguments)."""
+    if not kwargs:
+        return tuple(args)
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError("%s: %s" % (getattr(f, "__name__", "f"), e)) from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError("%s: keyword-only arguments (%s) are not traced; "
+                        "make them positional" % (
+                            getattr(f, "__name__", "f"),
+                            ", ".join(bound.kwargs)))
+    return tuple(bound.args)
+
+
+class _Signature:
+    """What one compiled program is for: the arguments' structure, each
+    array leaf's shape and dtype, the static arguments' values."""
+
+    def __init__(self, f, args, static_argnums):
+        self.static = tuple((i, args[i]) for i in static_argnums
+                            if i < len(args))
+        self.dynamic = tuple(a for i, a in enumerate(args)
+                             if i not in static_argnums)
+        self.positions = tuple(i for i in range(len(args))
+                               if i not in static_argnums)
+        self.names = [n for i, n in enumerate(_parameter_names(f, len(args)))
+                      if i not in static_argnums]
+        leaves, self.treedef, self.paths = trees.flatten(self.dynamic)
+        self.leaves = [_as_array(leaf) for leaf in leaves]
+        self.avals = tuple(
+            _abstract(leaf, self.describe(path))
+            for leaf, path in zip(leaves, self.paths))
+        for i, value in self.static:
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError("static argument %d (%s) is not hashable: "
+                                "static arguments key the compiled programs"
+                                % (i, type(value).__name__)) from None
+
+    def describe(self, path):
+        """`the argument params['wq']`."""
+        position, rest = path[0][1], path[1:]
+        return "the argument %s" % trees.keystr(rest, self.names[position])
+
+    def key(self):
+        return (self.treedef, self.avals, self.static)
+
+
+def _trace(f, signature, in_shardings, out_shardings, donate_argnums):
+    """The ProgramTrace of `f` on `signature`'s abstract arguments, and
+    the output tree's structure."""
+    program = ProgramTrace()
+    function = FunctionTrace(program,
+                             program.function_name(getattr(f, "__name__",
+                                                           "f")), f)
+    per_argument = (in_shardings if isinstance(in_shardings, (tuple, list))
+                    and not isinstance(in_shardings, NamedSharding)
+                    else None)
+    if per_argument is not None and len(per_argument) != len(
+            signature.positions) + len(signature.static):
+        raise ValueError("in_shardings has %d entries for %d arguments" % (
+            len(per_argument), len(signature.positions) +
+            len(signature.static)))
+    shardings = []
+    for k, argument in enumerate(signature.dynamic):
+        spec = (per_argument[signature.positions[k]] if per_argument
+                is not None else in_shardings)
+        shardings += _shardings_per_leaf(spec, argument, signature.names[k],
+                                         None)
+    traced_leaves = []
+    names = set()
+    for (shape, dtype), path, sharding in zip(signature.avals,
+                                              signature.paths, shardings):
+        name = trees.leaf_name(signature.names[path[0][1]], path[1:])
+        if name in names:
+            raise ValueError("two arguments' leaves are both named %r (%s): "
+                             "rename a key" % (name,
+                                               signature.describe(path)))
+        names.add(name)
+        what = signature.describe(path)
+        traced_leaves.append(function.parameter(
+            name, shape, dtype, _placement(sharding, shape, what, program)))
+    dynamic = trees.unflatten(signature.treedef, traced_leaves)
+    args = [None] * (len(signature.positions) + len(signature.static))
+    for position, value in zip(signature.positions, dynamic):
+        args[position] = value
+    for position, value in signature.static:
+        args[position] = value
+    with tracing(function):
+        output = f(*args)
+    out_leaves, out_treedef, out_paths = trees.flatten(output)
+    if not out_leaves:
+        raise located("%s returns no arrays" % function.name)
+    out_shardings_per_leaf = _shardings_per_leaf(out_shardings, output,
+                                                 "the result", None)
+    results = []
+    for leaf, path, sharding in zip(out_leaves, out_paths,
+                                    out_shardings_per_leaf):
+        what = "result %s" % trees.keystr(path, "")
+        if not isinstance(leaf, Traced) or leaf.function is not function:
+            raise TraceError(
+                "%s of %s is %s, not a value computed from the arguments "
+                "(kina.jit returns traced arrays)" % (
+                    what, function.name, type(leaf).__name__))
+        results.append([leaf, _placement(sharding, leaf.shape, what, program),
+                        None])
+    _donate(function, results, signature, traced_leaves, donate_argnums)
+    function.results = [tuple(r) for r in results]
+    program.functions.insert(0, function)
+    return program, function.name, out_treedef
+
+
+def _donate(function, results, signature, traced_leaves, donate_argnums):
+    """`@reuses(p)`: each leaf of a donated argument takes the first result
+    of its type not yet taken."""
+    default = function.program.default_placement()
+    for leaf, path in zip(traced_leaves, signature.paths):
+        if signature.positions[path[0][1]] not in donate_argnums:
+            continue
+        for result in results:
+            value, placement = result[0], result[1] or default
+            if (result[2] is None and value.shape == leaf.shape and
+                    value.dtype == leaf.dtype and
+                    placement == (leaf.placement or default)):
+                result[2] = leaf.name
+                break
+        else:
+            warnings.warn("kina.jit: %s is donated but no result has its "
+                          "type: its buffer is not reused" %
+                          signature.describe(path), stacklevel=4)
+
+
+class Compiled:
+    """A compiled traced program, called on arguments of the signature it
+    was traced for."""
+
+    def __init__(self, lowered, module):
+        self.lowered = lowered
+        self.module = module
+
+    def __call__(self, *args, **kwargs):
+        lowered = self.lowered
+        signature = _Signature(lowered.f, _bind(lowered.f, args, kwargs),
+                               lowered.static_argnums)
+        if signature.key() != lowered.signature.key():
+            raise ValueError(
+                "called with arguments other than those it was compiled "
+                "for (%s); call the kina.jit function instead, which "
+                "compiles again" % _difference(lowered.signature, signature))
+        out = getattr(self.module, lowered.name)(*signature.leaves)
+        out = out if isinstance(out, tuple) else (out,)
+        return trees.unflatten(lowered.out_treedef, out)
+
+    def cost(self):
+        return self.module.cost(self.lowered.name)
+
+    def simulate(self, *args, **kwargs):
+        """`Module.simulate` of the traced function on the arguments'
+        leaves (a program with a mesh)."""
+        signature = _Signature(self.lowered.f, _bind(self.lowered.f, args, {}),
+                               self.lowered.static_argnums)
+        return self.module.simulate(self.lowered.name, *signature.leaves,
+                                    **kwargs)
+
+
+def _difference(expected, got):
+    if expected.treedef != got.treedef:
+        where = trees.first_difference(expected.treedef, got.treedef)
+        return "the arguments' structure differs at %s: %s against %s" % (
+            trees.keystr(where[1:], expected.names[where[0][1]]) if where
+            else "the top", trees.describe(got.treedef),
+            trees.describe(expected.treedef))
+    for (a, b), path in zip(zip(expected.avals, got.avals), got.paths):
+        if a != b:
+            return "%s is %s %s, compiled for %s %s" % (
+                got.describe(path), b[1], list(b[0]), a[1], list(a[0]))
+    return "static arguments differ"
+
+
+class Lowered:
+    """A traced program: its `.kina` source, its IR at each stage, its
+    cost, and the compiled program."""
+
+    def __init__(self, jitted, signature, program, name, out_treedef):
+        self.f = jitted.f
+        self.static_argnums = jitted.static_argnums
+        self.signature = signature
+        self.name = name
+        self.out_treedef = out_treedef
+        self._source = program.source()
+        self._jitted = jitted
+        self._compiled = None
+
+    def source(self):
+        """The `.kina` program this stands for."""
+        return self._source
+
+    def compile(self):
+        if self._compiled is None:
+            from . import compile as compile_source
+            module = compile_source(self._source,
+                                    filename="<kina.jit %s>" % self.name)
+            self._jitted.compile_count += 1
+            self._compiled = Compiled(self, module)
+        return self._compiled
+
+    def as_text(self, stage="kina", locations=False):
+        """The IR at `stage` ("kina", "propagated", "host", "spmd",
+        "linalg", "llvm"), as `Module.ir` gives it."""
+        return self.compile().module.ir(stage, locations=locations)
+
+    def cost(self):
+        return self.compile().cost()
+
+
+class Jitted:
+    """`kina.jit(f)`: traced and compiled once per distinct signature
+    (the arguments' tree structure, shapes and dtypes, and the static
+    arguments' values); `trace_count` and `compile_count` count both."""
+
+    def __init__(self, f, in_shardings=None, out_shardings=None,
+                 static_argnums=(), donate_argnums=()):
+        if not callable(f):
+            raise TypeError("kina.jit expects a function, got %s" %
+                            type(f).__name__)
+        self.f = f
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        self.static_argnums = _argnums("static_argnums", static_argnums)
+        self.donate_argnums = _argnums("donate_argnums", donate_argnums)
+        self.trace_count = 0
+        self.compile_count = 0
+        self._cache = {}
+        functools.update_wrapper(self, f, updated=())
+
+    def lower(self, *args, **kwargs):
+        args = _bind(self.f, args, kwargs)
+        signature = _Signature(self.f, args, self.static_argnums)
+        return self._lower(signature)
+
+    def _lower(self, signature):
+        self.trace_count += 1
+        try:
+            program, name, out_treedef = _trace(
+                self.f, signature, self.in_shardings, self.out_shardings,
+                self.donate_argnums)
+        except TraceError as e:
+            raise e.with_traceback(None) from None
+        return Lowered(self, signature, program, name, out_treedef)
+
+    def __call__(self, *args, **kwargs):
+        if current_function() is not None:
+            raise located("kina.jit inside a traced function: call the "
+                          "function itself (it is traced into the program)")
+        args = _bind(self.f, args, kwargs)
+        signature = _Signature(self.f, args, self.static_argnums)
+        key = signature.key()
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._cache[key] = self._lower(signature).compile()
+        out = getattr(compiled.module, compiled.lowered.name)(
+            *signature.leaves)
+        out = out if isinstance(out, tuple) else (out,)
+        return trees.unflatten(compiled.lowered.out_treedef, out)
+
+
+def _argnums(what, argnums):
+    argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in argnums:
+        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            raise TypeError("%s: %r is not an argument position" % (what, i))
+    return argnums
+
+
+def jit(f=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
+        donate_argnums=()):
+    """`f` traced into a `.kina` program and compiled, once per signature.
+    `in_shardings`/`out_shardings`: None (each array on the host, or
+    replicated on the mesh), one NamedSharding for all, or per argument a
+    NamedSharding, None or a tree of them. `donate_argnums`: arguments
+    whose arrays the results may be written into (`@reuses`): after the
+    call they hold the results (the same array objects are returned)."""
+    if f is None:
+        return functools.partial(jit, in_shardings=in_shardings,
+                                 out_shardings=out_shardings,
+                                 static_argnums=static_argnums,
+                                 donate_argnums=donate_argnums)
+    return Jitted(f, in_shardings, out_shardings, static_argnums,
+                  donate_argnums)
+
+
+class _Gradient:
+    """`kina.grad(f)`: the language's reverseMode of `f`. Inside a traced
+    function it writes `fn f_grad = reverseMode(f, wrt=[...])` and a call;
+    on arrays it runs as `kina.jit` of itself."""
+
+    def __init__(self, f, argnums, with_value):
+        if not callable(f):
+            raise TypeError("kina.grad expects a function, got %s" %
+                            type(f).__name__)
+        self.f = f
+        self.argnums = argnums
+        self.with_value = with_value
+        self.__name__ = getattr(f, "__name__", "f") + (
+            "_value_and_grad" if with_value else "_grad")
+        self.__wrapped__ = f
+        self._jitted = None
+
+    def __call__(self, *args, **kwargs):
+        args = _bind(self.f, args, kwargs)
+        caller = current_function()
+        if caller is None:
+            if self._jitted is None:
+                self._jitted = Jitted(self)
+            return self._jitted(*args)
+        return self._trace(caller, args)
+
+    def _trace(self, caller, args):
+        if caller.differentiated:
+            raise located("a gradient of a gradient (kina.grad inside a "
+                          "function kina.grad differentiates): the language's "
+                          "reverseMode differentiates first-order only")
+        argnums = ((self.argnums,) if isinstance(self.argnums, int)
+                   else tuple(self.argnums))
+        for i in argnums:
+            if not 0 <= i < len(args):
+                raise located("kina.grad: argnums %r for %d arguments" %
+                              (self.argnums, len(args)))
+        program = caller.program
+        leaves, treedef, paths = trees.flatten(tuple(args))
+        names = _parameter_names(self.f, len(args))
+        values = [self._as_traced(caller, leaf, trees.keystr(p[1:], names[
+            p[0][1]])) for leaf, p in zip(leaves, paths)]
+        key = (id(self.f), self.argnums, treedef, tuple(
+            (v.shape, v.dtype, v.placement) for v in values))
+        if key not in program.gradients:
+            program.gradients[key] = self._define(program, treedef, paths,
+                                                  names, values, argnums)
+        gradient_name, wrt = program.gradients[key]
+        results = [((), np.dtype(np.float32), None)] + [
+            (values[i].shape, values[i].dtype, values[i].placement)
+            for i in wrt]
+        out = caller.emit_call(gradient_name, values, results)
+        value, gradients = out[0], iter(out[1:])
+        per_argument = []
+        for i in argnums:
+            sub_leaves, sub_def, _ = trees.flatten(args[i])
+            per_argument.append(trees.unflatten(
+                sub_def, [next(gradients) for _ in sub_leaves]))
+        grads = (per_argument[0] if isinstance(self.argnums, int)
+                 else tuple(per_argument))
+        return (value, grads) if self.with_value else grads
+
+    @staticmethod
+    def _as_traced(caller, leaf, what):
+        if isinstance(leaf, Traced):
+            return leaf
+        if isinstance(leaf, (float, np.floating)):
+            from .numpy import full
+            return full((), leaf)
+        raise located("kina.grad: %s is a %s; inside a traced function its "
+                      "arguments are traced arrays or float scalars" %
+                      (what, type(leaf).__name__))
+
+    def _define(self, program, treedef, paths, names, values, argnums):
+        """Traces `f` as a function of the program and defines its
+        reverseMode; (the reverseMode's name, positions of the wrt
+        leaves)."""
+        function = FunctionTrace(program, program.function_name(
+            getattr(self.f, "__name__", "f")), self.f, differentiated=True)
+        params = []
+        for value, path in zip(values, paths):
+            params.append(function.parameter(
+                trees.leaf_name(names[path[0][1]], path[1:]), value.shape,
+                value.dtype, value.placement))
+        with tracing(function):
+            out = self.f(*trees.unflatten(treedef, params))
+        if (not isinstance(out, Traced) or out.function is not function or
+                out.shape != () or out.dtype != np.dtype(np.float32)):
+            raise located(
+                "kina.grad: %s must return one float32 scalar (the language's "
+                "reverseMode differentiates an F32 scalar here), got %r" % (
+                    function.name, out))
+        function.results = [(out, None, None)]
+        program.functions.append(function)
+        wrt = [k for k, path in enumerate(paths) if path[0][1] in argnums]
+        if not wrt:
+            raise located("kina.grad: the arguments differentiated hold no "
+                          "arrays")
+        for k in wrt:
+            if values[k].dtype != np.dtype(np.float32):
+                raise located("kina.grad: %s is %s; gradients are taken of "
+                              "float32 arrays only" % (
+                                  trees.keystr(paths[k][1:],
+                                               names[paths[k][0][1]]),
+                                  values[k].dtype))
+        gradient_name = program.function_name(function.name + "_grad")
+        program.definitions.append(
+            "fn %s = reverseMode(%s, wrt=[%s])\n" % (
+                gradient_name, function.name,
+                ", ".join(params[k].name for k in wrt)))
+        return gradient_name, wrt
+
+
+def grad(f, argnums=0, has_aux=False):
+    """The gradient of `f` (returning an F32 scalar) with respect to the
+    arguments `argnums` (an int: that argument's tree of gradients; a
+    tuple: a tuple of them), by the language's reverseMode."""
+    _no_aux(has_aux)
+    return _Gradient(f, argnums, with_value=False)
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """`(f(...), grad(f)(...))`, from one reverseMode."""
+    _no_aux(has_aux)
+    return _Gradient(f, argnums, with_value=True)
+
+
+def _no_aux(has_aux):
+    if has_aux:
+        raise located("kina.grad: has_aux is not supported (the language's "
+                      "reverseMode returns the value and the gradients "
+                      "only); return the auxiliary values from a second "
+                      "traced call")
+
+
+def with_sharding_constraint(x, sharding):
+    """`x` (a traced array or a tree of them) constrained to `sharding`
+    (one NamedSharding, or a tree of them matching `x`): the language's
+    ascription with a placement."""
+    leaves, treedef, paths = trees.flatten(x)
+    per_leaf = _shardings_per_leaf(sharding, x, "the value", None)
+    out = []
+    for leaf, path, s in zip(leaves, paths, per_leaf):
+        if not isinstance(leaf, Traced):
+            raise located("with_sharding_constraint takes traced values, got "
+                          "%s at %s" % (type(leaf).__name__,
+                                        trees.keystr(path)))
+        function = leaf.function
+        what = "the value %s" % trees.keystr(path, "x")
+        placement = _placement(s, leaf.shape, what, function.program)
+        if placement is None:
+            out.append(leaf)
+            continue
+        out.append(function.emit(leaf.name, leaf.shape, leaf.dtype, placement,
+                                 ascription=type_text(leaf.shape, leaf.dtype,
+                                                      placement)))
+    return trees.unflatten(treedef, out)
