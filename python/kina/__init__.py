@@ -32,7 +32,8 @@ __all__ = ["Alternative", "CompileError", "Cost", "DeviceError",
            "GradientCheckError", "Module", "Param", "Remark", "Signature",
            "SimulationResult", "Traffic",
            "TraceError", "check", "check_grads", "compile", "compile_file",
-           "grad", "jit", "load", "sharding", "show_sharding", "tree_map",
+           "grad", "jit", "load", "sharding", "show_sharding", "tree_flatten", "tree_leaves", "tree_map",
+           "tree_unflatten", "trees",
            "value_and_grad", "with_sharding_constraint"]
 
 
@@ -358,5 +359,7 @@ from .gradcheck import GradientCheckError, check_grads  # noqa: E402
 from . import sharding  # noqa: E402
 from .jit import (grad, jit, value_and_grad,  # noqa: E402
                   with_sharding_constraint)
-from .trees import tree_map  # noqa: E402
+from . import trees  # noqa: E402
+from .trees import (tree_flatten, tree_leaves, tree_map,  # noqa: E402
+                    tree_unflatten)
 from .tracing import TraceError  # noqa: E402

@@ -276,13 +276,24 @@ class Compiled:
     def cost(self):
         return self.module.cost(self.lowered.name)
 
-    def simulate(self, *args, **kwargs):
-        """`Module.simulate` of the traced function on the arguments'
-        leaves (a program with a mesh)."""
-        signature = _Signature(self.lowered.f, _bind(self.lowered.f, args, {}),
+    def simulate(self, *args, report=True, threads_per_device=1,
+                 timeout=60.0):
+        """`Module.simulate` of the traced function (a program with a
+        mesh) on these arguments; `value` is the result's tree, and each
+        of `per_device` a tree of the device's blocks."""
+        signature = _Signature(self.lowered.f, _bind(self.lowered.f, args,
+                                                     {}),
                                self.lowered.static_argnums)
-        return self.module.simulate(self.lowered.name, *signature.leaves,
-                                    **kwargs)
+        run = self.module.simulate(self.lowered.name, *signature.leaves,
+                                   report=report,
+                                   threads_per_device=threads_per_device,
+                                   timeout=timeout)
+        rebuild = functools.partial(trees.unflatten, self.lowered.out_treedef)
+        single = not isinstance(run.value, tuple)
+        run.value = rebuild((run.value,) if single else run.value)
+        run.per_device = [rebuild((local,) if single else local)
+                          for local in run.per_device]
+        return run
 
 
 def _difference(expected, got):
@@ -451,18 +462,31 @@ class _Gradient:
         program = caller.program
         leaves, treedef, paths = trees.flatten(tuple(args))
         names = _parameter_names(self.f, len(args))
-        values = [self._as_traced(caller, leaf, trees.keystr(p[1:], names[
-            p[0][1]])) for leaf, p in zip(leaves, paths)]
-        key = (id(self.f), self.argnums, treedef, tuple(
-            (v.shape, v.dtype, v.placement) for v in values))
+        # Arrays (traced, or float scalars made literals) are the traced
+        # function's parameters; any other leaf (an int, a string) is
+        # static, traced into it as it is, as kina.jit's static arguments.
+        dynamic = [isinstance(leaf, (Traced, float, np.floating))
+                   for leaf in leaves]
+        values = [self._as_traced(leaf) if is_array else leaf
+                  for leaf, is_array in zip(leaves, dynamic)]
+        try:
+            key = (id(self.f), self.argnums, treedef, tuple(
+                (v.shape, v.dtype, v.placement) if is_array else ("static", v)
+                for v, is_array in zip(values, dynamic)))
+            hash(key)
+        except TypeError:
+            raise located("kina.grad: an argument of %s is neither an array "
+                          "nor hashable" % self.__name__) from None
         if key not in program.gradients:
             program.gradients[key] = self._define(program, treedef, paths,
-                                                  names, values, argnums)
+                                                  names, values, dynamic,
+                                                  argnums)
         gradient_name, wrt = program.gradients[key]
         results = [((), np.dtype(np.float32), None)] + [
             (values[i].shape, values[i].dtype, values[i].placement)
             for i in wrt]
-        out = caller.emit_call(gradient_name, values, results)
+        out = caller.emit_call(gradient_name, [v for v, is_array in zip(
+            values, dynamic) if is_array], results)
         value, gradients = out[0], iter(out[1:])
         per_argument = []
         for i in argnums:
@@ -474,27 +498,23 @@ class _Gradient:
         return (value, grads) if self.with_value else grads
 
     @staticmethod
-    def _as_traced(caller, leaf, what):
+    def _as_traced(leaf):
         if isinstance(leaf, Traced):
             return leaf
-        if isinstance(leaf, (float, np.floating)):
-            from .numpy import full
-            return full((), leaf)
-        raise located("kina.grad: %s is a %s; inside a traced function its "
-                      "arguments are traced arrays or float scalars" %
-                      (what, type(leaf).__name__))
+        from .numpy import full
+        return full((), leaf)
 
-    def _define(self, program, treedef, paths, names, values, argnums):
+    def _define(self, program, treedef, paths, names, values, dynamic,
+                argnums):
         """Traces `f` as a function of the program and defines its
         reverseMode; (the reverseMode's name, positions of the wrt
         leaves)."""
         function = FunctionTrace(program, program.function_name(
             getattr(self.f, "__name__", "f")), self.f, differentiated=True)
-        params = []
-        for value, path in zip(values, paths):
-            params.append(function.parameter(
-                trees.leaf_name(names[path[0][1]], path[1:]), value.shape,
-                value.dtype, value.placement))
+        params = [function.parameter(
+            trees.leaf_name(names[path[0][1]], path[1:]), value.shape,
+            value.dtype, value.placement) if is_array else value
+            for value, path, is_array in zip(values, paths, dynamic)]
         with tracing(function):
             out = self.f(*trees.unflatten(treedef, params))
         if (not isinstance(out, Traced) or out.function is not function or
@@ -505,6 +525,12 @@ class _Gradient:
                     function.name, out))
         function.results = [(out, None, None)]
         program.functions.append(function)
+        for k, path in enumerate(paths):
+            if path[0][1] in argnums and not dynamic[k]:
+                raise located("kina.grad: %s is a %s, not an array: it "
+                              "has no gradient" % (
+                                  trees.keystr(path[1:], names[path[0][1]]),
+                                  type(values[k]).__name__))
         wrt = [k for k, path in enumerate(paths) if path[0][1] in argnums]
         if not wrt:
             raise located("kina.grad: the arguments differentiated hold no "

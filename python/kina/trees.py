@@ -13,8 +13,8 @@ import re
 
 from . import _kina
 
-__all__ = ["flatten", "unflatten", "keystr", "leaf_name", "tree_map",
-           "tree_leaves", "tree_structure"]
+__all__ = ["flatten", "unflatten", "keystr", "leaf_name", "tree_flatten",
+           "tree_leaves", "tree_map", "tree_structure", "tree_unflatten"]
 
 
 def _sorted_keys(d):
@@ -85,6 +85,16 @@ def unflatten(treedef, leaves):
         return list(children) if kind[0] == "list" else tuple(children)
 
     return build(treedef)
+
+
+def tree_flatten(tree):
+    """(leaves, treedef), as jax.tree_util.tree_flatten."""
+    leaves, treedef, _ = flatten(tree)
+    return leaves, treedef
+
+
+def tree_unflatten(treedef, leaves):
+    return unflatten(treedef, leaves)
 
 
 def tree_leaves(tree):
