@@ -20,7 +20,8 @@ run "lit (dialect, frontend, lowering, transforms, C ABI)" \
   cmake --build build --target check-kina
 run "pytest (execution through the C ABI, Python API, validations)" \
   "$python" -m pytest -q -p no:cacheprovider test/Target test/python
-for notebook in examples/storylm0.ipynb examples/gpt.ipynb examples/train.ipynb; do
+for notebook in examples/storylm0.ipynb examples/gpt.ipynb examples/train.ipynb \
+                examples/jit.ipynb; do
   run "notebook $notebook" "$python" scripts/validate/run_notebook.py "$notebook"
 done
 # ASan + UBSan build, sanitized suites, generated code under ASan, fuzzers

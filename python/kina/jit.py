@@ -367,19 +367,26 @@ class Jitted:
         functools.update_wrapper(self, f, updated=())
 
     def lower(self, *args, **kwargs):
+        """The traced program for these arguments' signature (traced on
+        the first request; calls with the signature then reuse it, and its
+        compile)."""
         args = _bind(self.f, args, kwargs)
-        signature = _Signature(self.f, args, self.static_argnums)
-        return self._lower(signature)
+        return self._lower(_Signature(self.f, args, self.static_argnums))
 
     def _lower(self, signature):
-        self.trace_count += 1
-        try:
-            program, name, out_treedef = _trace(
-                self.f, signature, self.in_shardings, self.out_shardings,
-                self.donate_argnums)
-        except TraceError as e:
-            raise e.with_traceback(None) from None
-        return Lowered(self, signature, program, name, out_treedef)
+        key = signature.key()
+        lowered = self._cache.get(key)
+        if lowered is None:
+            self.trace_count += 1
+            try:
+                program, name, out_treedef = _trace(
+                    self.f, signature, self.in_shardings, self.out_shardings,
+                    self.donate_argnums)
+            except TraceError as e:
+                raise e.with_traceback(None) from None
+            lowered = self._cache[key] = Lowered(self, signature, program,
+                                                 name, out_treedef)
+        return lowered
 
     def __call__(self, *args, **kwargs):
         if current_function() is not None:
@@ -387,10 +394,7 @@ class Jitted:
                           "function itself (it is traced into the program)")
         args = _bind(self.f, args, kwargs)
         signature = _Signature(self.f, args, self.static_argnums)
-        key = signature.key()
-        compiled = self._cache.get(key)
-        if compiled is None:
-            compiled = self._cache[key] = self._lower(signature).compile()
+        compiled = self._lower(signature).compile()
         out = getattr(compiled.module, compiled.lowered.name)(
             *signature.leaves)
         out = out if isinstance(out, tuple) else (out,)

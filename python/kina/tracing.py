@@ -16,7 +16,12 @@ from .trees import reserved_words
 __all__ = ["TraceError", "Traced", "FunctionTrace", "ProgramTrace",
            "current_function", "user_location"]
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The frontend's own files: a traced op is located at the innermost frame
+# outside them (a model in kina.models is the user's code too).
+_MACHINERY = frozenset(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+    for name in ("tracing.py", "numpy.py", "jit.py", "trees.py",
+                 "sharding.py"))
 
 # Every shared object exports these (`kina_` + name): no fn may take them.
 _EXPORTED_NAMES = ("module_signature", "get_num_threads", "set_num_threads")
@@ -31,10 +36,10 @@ class TraceError(Exception):
 
 
 def user_location():
-    """(file, line, col) of the innermost frame outside this package."""
+    """(file, line, col) of the innermost frame outside the frontend's
+    files, or None."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(
-            _PACKAGE_DIR):
+    while frame is not None and frame.f_code.co_filename in _MACHINERY:
         frame = frame.f_back
     if frame is None:
         return None

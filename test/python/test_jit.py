@@ -94,6 +94,8 @@ def test_cache_counts_traces_and_compiles():
 
     f = kina.jit(affine, static_argnums=2)
     w = normal(3, 2)
+    f.lower(w, normal(4, 3), 2.0)  # traced here; the first call reuses it
+    assert (f.trace_count, f.compile_count) == (1, 0)
     for batch, scale, traces in [(4, 2.0, 1), (4, 2.0, 1), (5, 2.0, 2),
                                  (4, 2.0, 2), (4, 3.0, 3)]:
         x = normal(batch, 3)
