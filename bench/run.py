@@ -202,6 +202,8 @@ def worker(spec):
                                                         expected)))
     if what in ("train-compile", "train-kina", "train-ranks", "train-torch"):
         return training_worker(what, spec, repeats)
+    if what.startswith("jit-"):
+        return jit_worker(what, spec, repeats)
     if what in ("gpt-grad-compile", "gpt-grad-kina", "gpt-grad-torch"):
         return gpt_gradient_worker(what, spec, repeats)
     if what in ("gpt-kina", "gpt-torch", "gpt-compile"):
@@ -375,6 +377,65 @@ def training_worker(what, spec, repeats):
         result = timing(lambda: trainer.step(ids, targets), repeats)
     result.update(peak_mib=peak(), state_mib=state)
     return result
+
+
+def jit_worker(what, spec, repeats):
+    """The Python frontend: the traced training step (kina.models.
+    gpt_traced) against the generated source's, and what a kina.jit call
+    adds to the module's own call."""
+    import numpy as np
+    import kina
+    from kina.models import gpt, gpt_traced
+    if what == "jit-toy-call":
+        import kina.numpy as knp
+        x = np.ones((4, 8), np.float32)
+        w = np.ones((8, 8), np.float32)
+        f = kina.jit(lambda x, w: knp.tanh(x @ w))
+        function = getattr(f.lower(x, w).compile().module,
+                           f.lower(x, w).name)
+        through = spec["through"] == "jit"
+        return timing((lambda: f(x, w)) if through else
+                      (lambda: function(x, w)), repeats, 20000)
+    cfg = gpt.Config(**TRAINING_MODELS[spec["model"]])
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, cfg.v, (cfg.b, cfg.t))
+    targets = rng.integers(0, cfg.v, (cfg.b, cfg.t))
+    if what == "jit-compile-generated":
+        start = time.perf_counter()
+        kina.compile(gpt.train_source(cfg), "gpt_train.kina")
+        seconds = time.perf_counter() - start
+        return dict(seconds=seconds, low=seconds, high=seconds,
+                    samples=[seconds])
+    params = gpt_traced.init_params(cfg)
+    state = gpt_traced.adamw_state(params)
+    args = (params, state, ids, targets, gpt.causal_mask(cfg),
+            gpt_traced.hyper(1, lr=1e-4), cfg.heads)
+    step = gpt_traced.train_step()
+    start = time.perf_counter()
+    lowered = step.lower(*args)
+    traced = time.perf_counter() - start
+    compiled = lowered.compile()
+    seconds = time.perf_counter() - start
+    if what == "jit-compile-traced":
+        return dict(seconds=seconds, low=seconds, high=seconds,
+                    samples=[seconds], trace_seconds=traced)
+    if what == "jit-step":
+        result = timing(lambda: step(*args), repeats)
+        # What the call adds: the same call with the module's function
+        # replaced by one that returns the results at once.
+        out = getattr(compiled.module, lowered.name)(*kina.tree_leaves(
+            args[:6]))
+        compiled.module.__dict__[lowered.name] = lambda *_: out
+        result["overhead"] = timing(lambda: step(*args), repeats, 20)[
+            "seconds"]
+        return result
+    if what == "jit-step-generated":
+        from kina.training import Trainer
+        trainer = Trainer(cfg, gpt.weights(cfg, seed=0, tied=True), lr=1e-4,
+                          module=kina.compile(gpt.train_source(cfg),
+                                              "gpt_train.kina"))
+        return timing(lambda: trainer.step(ids, targets), repeats)
+    raise ValueError(what)
 
 
 # ----------------------------------------------------------- the driver --
@@ -813,6 +874,39 @@ def training_section(r, models=None, plans=None, **_):
         print("    PyTorch: %s" % "; ".join(torch_["blas"]))
 
 
+# Rounds of the traced against the generated step (one process each).
+JIT_ROUNDS = 9
+
+
+def jit_section(r, models=None, **_):
+    print("== 8. Python frontend (kina.jit): the traced training step "
+          "(kina.models.gpt_traced) against the generated source's, 1 "
+          "thread")
+    toy = interleaved([("jit-toy-call", dict(through="module")),
+                       ("jit-toy-call", dict(through="jit"))], 1, r)
+    print("  toy tanh(x @ w), per call: module %s, kina.jit %s: the jit "
+          "adds %s" % (us(toy[0]["seconds"]), us(toy[1]["seconds"]),
+                       us(toy[1]["seconds"] - toy[0]["seconds"])))
+    for model in models or TRAINING_MODELS:
+        first = interleaved([("jit-compile-generated", dict(model=model)),
+                             ("jit-compile-traced", dict(model=model))], 1,
+                            r)
+        print("  %-10s compile: generated source %s; traced (trace %.2f s "
+              "+ compile) %s: %.2fx" % (
+                  model, spread(first[0]), first[1]["trace_seconds"],
+                  spread(first[1]),
+                  first[1]["seconds"] / first[0]["seconds"]))
+        steps = interleaved([("jit-step-generated", dict(model=model)),
+                             ("jit-step", dict(model=model))], 1,
+                            JIT_ROUNDS)
+        print("  %-10s step: generated %s, traced %s (%+.1f%%, %d rounds "
+              "in turns); a kina.jit call adds %s (%.3f%% of the step)" % (
+                  model, spread(steps[0]), spread(steps[1]),
+                  100 * (steps[1]["seconds"] / steps[0]["seconds"] - 1),
+                  JIT_ROUNDS, us(steps[1]["overhead"]),
+                  100 * steps[1]["overhead"] / steps[1]["seconds"]))
+
+
 def section_numbers(text):
     """--only's value: section numbers separated by commas."""
     try:
@@ -823,7 +917,7 @@ def section_numbers(text):
 
 
 SECTIONS = [toy_section, realistic_section, sgemm_section, devices_section,
-            gpt_section, compile_section, training_section]
+            gpt_section, compile_section, training_section, jit_section]
 
 
 def main():
@@ -836,7 +930,7 @@ def main():
                         default=list(range(1, len(SECTIONS) + 1)),
                         help="the sections to run, e.g. 4,5 (default: all)")
     parser.add_argument("--models", type=lambda t: t.split(","),
-                        help="section 7: only these models (%s)" %
+                        help="sections 7 and 8: only these models (%s)" %
                         ", ".join(TRAINING_MODELS))
     parser.add_argument("--plans", type=lambda t: t.split(","),
                         help="section 7: only these plans on two ranks "

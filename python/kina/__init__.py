@@ -31,7 +31,7 @@ from .show import show_sharding
 __all__ = ["Alternative", "CompileError", "Cost", "DeviceError",
            "GradientCheckError", "Module", "Param", "Remark", "Signature",
            "SimulationResult", "Traffic",
-           "TraceError", "check", "check_grads", "compile", "compile_file",
+           "TraceError", "Traced", "check", "check_grads", "compile", "compile_file",
            "grad", "jit", "load", "sharding", "show_sharding", "tree_flatten", "tree_leaves", "tree_map",
            "tree_unflatten", "trees",
            "value_and_grad", "with_sharding_constraint"]
@@ -362,4 +362,4 @@ from .jit import (grad, jit, value_and_grad,  # noqa: E402
 from . import trees  # noqa: E402
 from .trees import (tree_flatten, tree_leaves, tree_map,  # noqa: E402
                     tree_unflatten)
-from .tracing import TraceError  # noqa: E402
+from .tracing import TraceError, Traced  # noqa: E402

@@ -47,6 +47,9 @@ def _abstract(leaf, what):
     if leaf.dtype not in ELEMENT_TYPES:
         raise TypeError("%s has dtype %s; Kina's are float32, int32 and "
                         "int64 (x.astype(np.float32))" % (what, leaf.dtype))
+    if 0 in leaf.shape:
+        raise ValueError("%s has shape %s: Kina's dims are positive" %
+                         (what, list(leaf.shape)))
     return tuple(leaf.shape), leaf.dtype
 
 
@@ -117,20 +120,27 @@ def _parameter_names(f, count):
 
 def _bind(f, args, kwargs):
     """Keyword arguments moved to their positions (kina.jit traces
-    positional arguments)."""
+    positional arguments): `f(x, n=2)` is `f(x, 2)`; a default fills a
+    position only below one the call gives."""
     if not kwargs:
         return tuple(args)
     try:
-        bound = inspect.signature(f).bind(*args, **kwargs)
+        signature = inspect.signature(f)
+        bound = signature.bind(*args, **kwargs)
     except TypeError as e:
         raise TypeError("%s: %s" % (getattr(f, "__name__", "f"), e)) from None
-    bound.apply_defaults()
-    if bound.kwargs:
+    positional = [p.name for p in signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    keyword_only = [name for name in kwargs if name not in positional]
+    if keyword_only:
         raise TypeError("%s: keyword-only arguments (%s) are not traced; "
                         "make them positional" % (
                             getattr(f, "__name__", "f"),
-                            ", ".join(bound.kwargs)))
-    return tuple(bound.args)
+                            ", ".join(keyword_only)))
+    given = max([len(args)] + [positional.index(name) + 1
+                               for name in kwargs])
+    bound.apply_defaults()
+    return tuple(bound.arguments[name] for name in positional[:given])
 
 
 class _Signature:
@@ -218,8 +228,13 @@ def _trace(f, signature, in_shardings, out_shardings, donate_argnums):
     results = []
     for leaf, path, sharding in zip(out_leaves, out_paths,
                                     out_shardings_per_leaf):
-        what = "result %s" % trees.keystr(path, "")
-        if not isinstance(leaf, Traced) or leaf.function is not function:
+        what = ("the result %s" % trees.keystr(path, "") if path else
+                "the result")
+        if isinstance(leaf, Traced) and leaf.function is not function:
+            raise TraceError(
+                "%s of %s was traced in another function (%s)" % (
+                    what, function.name, leaf.function.name))
+        if not isinstance(leaf, Traced):
             raise TraceError(
                 "%s of %s is %s, not a value computed from the arguments "
                 "(kina.jit returns traced arrays)" % (
@@ -359,8 +374,12 @@ class Jitted:
         self.f = f
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
-        self.static_argnums = _argnums("static_argnums", static_argnums)
-        self.donate_argnums = _argnums("donate_argnums", donate_argnums)
+        self.static_argnums = _argnums("static_argnums", static_argnums, f)
+        self.donate_argnums = _argnums("donate_argnums", donate_argnums, f)
+        both = set(self.static_argnums) & set(self.donate_argnums)
+        if both:
+            raise ValueError("argument %s is both static and donated" %
+                             ", ".join(map(str, sorted(both))))
         self.trace_count = 0
         self.compile_count = 0
         self._cache = {}
@@ -401,12 +420,32 @@ class Jitted:
         return trees.unflatten(compiled.lowered.out_treedef, out)
 
 
-def _argnums(what, argnums):
+def _argnums(what, argnums, f):
+    """`argnums` as non-negative positions of `f`'s parameters (negative
+    ones count from the end, as JAX's); a position `f` does not have is a
+    ValueError, unless `f` takes *args."""
     argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    try:
+        parameters = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        parameters = None
+    count = None
+    if parameters is not None and not any(
+            p.kind == p.VAR_POSITIONAL for p in parameters):
+        count = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                    for p in parameters)
+    positions = []
     for i in argnums:
-        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+        if isinstance(i, bool) or not isinstance(i, int):
             raise TypeError("%s: %r is not an argument position" % (what, i))
-    return argnums
+        if count is not None and not -count <= i < count:
+            raise ValueError("%s: %d, but %s takes %d positional arguments"
+                             % (what, i, getattr(f, "__name__", "f"), count))
+        if i < 0 and count is None:
+            raise ValueError("%s: %d counts from the end, but %s takes "
+                             "*args" % (what, i, getattr(f, "__name__", "f")))
+        positions.append(i % count if i < 0 else i)
+    return tuple(positions)
 
 
 def jit(f=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
@@ -471,26 +510,37 @@ class _Gradient:
         # static, traced into it as it is, as kina.jit's static arguments.
         dynamic = [isinstance(leaf, (Traced, float, np.floating))
                    for leaf in leaves]
-        values = [self._as_traced(leaf) if is_array else leaf
+        for leaf, path in zip(leaves, paths):
+            if isinstance(leaf, np.ndarray):
+                raise located(
+                    "kina.grad's argument %s is a NumPy array from outside "
+                    "the traced function: pass it to the kina.jit function "
+                    "as an argument" % trees.keystr(path[1:],
+                                                   names[path[0][1]]))
+        values = [self._as_traced(leaf, caller) if is_array else leaf
                   for leaf, is_array in zip(leaves, dynamic)]
         try:
-            key = (id(self.f), self.argnums, treedef, tuple(
+            key = (self.f, self.argnums, treedef, tuple(
                 (v.shape, v.dtype, v.placement) if is_array else ("static", v)
                 for v, is_array in zip(values, dynamic)))
             hash(key)
         except TypeError:
             raise located("kina.grad: an argument of %s is neither an array "
                           "nor hashable" % self.__name__) from None
-        if key not in program.gradients:
-            program.gradients[key] = self._define(program, treedef, paths,
-                                                  names, values, dynamic,
-                                                  argnums)
-        gradient_name, wrt = program.gradients[key]
+        definition = program.gradients.get(key)
+        if definition is None:
+            definition = self._define(program, caller, treedef, paths, names,
+                                      values, dynamic, argnums)
+            # A definition that captured the caller's values is traced
+            # again at each call: its closure may hold other values then.
+            if not definition[2]:
+                program.gradients[key] = definition
+        gradient_name, wrt, captured = definition
         results = [((), np.dtype(np.float32), None)] + [
             (values[i].shape, values[i].dtype, values[i].placement)
             for i in wrt]
         out = caller.emit_call(gradient_name, [v for v, is_array in zip(
-            values, dynamic) if is_array], results)
+            values, dynamic) if is_array] + captured, results)
         value, gradients = out[0], iter(out[1:])
         per_argument = []
         for i in argnums:
@@ -502,26 +552,41 @@ class _Gradient:
         return (value, grads) if self.with_value else grads
 
     @staticmethod
-    def _as_traced(leaf):
+    def _as_traced(leaf, caller):
         if isinstance(leaf, Traced):
-            return leaf
+            return caller.local(leaf)
         from .numpy import full
         return full((), leaf)
 
-    def _define(self, program, treedef, paths, names, values, dynamic,
-                argnums):
+    def _define(self, program, caller, treedef, paths, names, values,
+                dynamic, argnums):
         """Traces `f` as a function of the program and defines its
         reverseMode; (the reverseMode's name, positions of the wrt
-        leaves)."""
+        leaves, the caller's values it captured)."""
+        for k, path in enumerate(paths):
+            if path[0][1] not in argnums:
+                continue
+            what = trees.keystr(path[1:], names[path[0][1]])
+            if not dynamic[k]:
+                raise located("kina.grad: %s is a %s, not an array: it "
+                              "has no gradient" % (
+                                  what, type(values[k]).__name__))
+            if values[k].dtype != np.dtype(np.float32):
+                raise located("kina.grad: %s is %s; gradients are taken of "
+                              "float32 arrays only" % (what,
+                                                       values[k].dtype))
         function = FunctionTrace(program, program.function_name(
-            getattr(self.f, "__name__", "f")), self.f, differentiated=True)
+            getattr(self.f, "__name__", "f")), self.f, differentiated=True,
+            caller=caller)
         params = [function.parameter(
             trees.leaf_name(names[path[0][1]], path[1:]), value.shape,
             value.dtype, value.placement) if is_array else value
             for value, path, is_array in zip(values, paths, dynamic)]
         with tracing(function):
             out = self.f(*trees.unflatten(treedef, params))
-        if (not isinstance(out, Traced) or out.function is not function or
+            if isinstance(out, Traced):
+                out = function.local(out)
+        if (not isinstance(out, Traced) or
                 out.shape != () or out.dtype != np.dtype(np.float32)):
             raise located(
                 "kina.grad: %s must return one float32 scalar (the language's "
@@ -529,29 +594,17 @@ class _Gradient:
                     function.name, out))
         function.results = [(out, None, None)]
         program.functions.append(function)
-        for k, path in enumerate(paths):
-            if path[0][1] in argnums and not dynamic[k]:
-                raise located("kina.grad: %s is a %s, not an array: it "
-                              "has no gradient" % (
-                                  trees.keystr(path[1:], names[path[0][1]]),
-                                  type(values[k]).__name__))
         wrt = [k for k, path in enumerate(paths) if path[0][1] in argnums]
         if not wrt:
             raise located("kina.grad: the arguments differentiated hold no "
                           "arrays")
-        for k in wrt:
-            if values[k].dtype != np.dtype(np.float32):
-                raise located("kina.grad: %s is %s; gradients are taken of "
-                              "float32 arrays only" % (
-                                  trees.keystr(paths[k][1:],
-                                               names[paths[k][0][1]]),
-                                  values[k].dtype))
         gradient_name = program.function_name(function.name + "_grad")
         program.definitions.append(
             "fn %s = reverseMode(%s, wrt=[%s])\n" % (
                 gradient_name, function.name,
                 ", ".join(params[k].name for k in wrt)))
-        return gradient_name, wrt
+        return gradient_name, wrt, [outer for outer, _ in
+                                    function.captures.values()]
 
 
 def grad(f, argnums=0, has_aux=False):
@@ -588,9 +641,16 @@ def with_sharding_constraint(x, sharding):
             raise located("with_sharding_constraint takes traced values, got "
                           "%s at %s" % (type(leaf).__name__,
                                         trees.keystr(path)))
-        function = leaf.function
+        function = current_function()
+        if function is None:
+            raise located("with_sharding_constraint outside a traced "
+                          "function")
+        leaf = function.local(leaf)
         what = "the value %s" % trees.keystr(path, "x")
-        placement = _placement(s, leaf.shape, what, function.program)
+        try:
+            placement = _placement(s, leaf.shape, what, function.program)
+        except (TypeError, ValueError) as error:
+            raise located(str(error)) from None
         if placement is None:
             out.append(leaf)
             continue

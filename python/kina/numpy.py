@@ -23,12 +23,13 @@ float32, int32, int64 = np.float32, np.int32, np.int64
 
 __all__ = [
     "float32", "int32", "int64",
-    "abs", "add", "concatenate", "divide", "equal", "exp", "expand_dims",
-    "full", "greater", "greater_equal", "less", "less_equal", "log",
-    "log_softmax", "matmul", "max", "maximum", "mean", "minimum", "multiply",
-    "negative", "one_hot", "ones", "ones_like", "reshape", "rsqrt",
-    "softmax", "sqrt", "square", "stack", "subtract", "sum", "take", "tanh",
-    "transpose", "where", "zeros", "zeros_like"]
+    "abs", "add", "broadcast_to", "clip", "concatenate", "divide", "equal",
+    "exp", "expand_dims", "full", "greater", "greater_equal", "less",
+    "less_equal", "log", "log_softmax", "matmul", "max", "maximum", "mean",
+    "min", "minimum", "multiply", "negative", "one_hot", "ones", "ones_like",
+    "power", "reshape", "rsqrt", "softmax", "sqrt", "square", "squeeze",
+    "stack", "std", "subtract", "sum", "take", "tanh", "transpose", "var",
+    "where", "zeros", "zeros_like"]
 
 _F32 = np.dtype(np.float32)
 
@@ -54,16 +55,14 @@ class _Literal:
 
 
 def _function_of(*values):
-    """The function the traced `values` belong to (one)."""
-    functions = {v.function for v in values if isinstance(v, Traced)}
-    if len(functions) > 1:
-        raise located("values traced in two functions meet in one op (a "
-                      "value of one traced function used inside another: "
-                      "pass it as an argument)")
-    if functions:
-        return functions.pop()
+    """The function being traced, where the op is written (`values` of a
+    function whose trace called it are captured: FunctionTrace.local)."""
     function = current_function()
     if function is None:
+        if any(isinstance(v, Traced) for v in values):
+            raise located("a traced value is used after the trace of its "
+                          "function ended (kept from inside a kina.jit "
+                          "function?): return it instead")
         raise located("kina.numpy works on values traced by kina.jit (call "
                       "the function through kina.jit)")
     return function
@@ -91,7 +90,7 @@ def _captured_names(function, array):
 
 def _operand(x, function):
     if isinstance(x, Traced):
-        return x
+        return function.local(x)
     if isinstance(x, (bool, np.bool_)):
         raise located("a Python bool in a traced op: write 1.0 or 0.0")
     if isinstance(x, (int, float, np.floating, np.integer)):
@@ -300,6 +299,26 @@ def max(x, axis=None, keepdims=False):
     return _reduce("max", x, axis, keepdims)
 
 
+def min(x, axis=None, keepdims=False):
+    """The minimum: -max(-x) (NaN propagates as max's)."""
+    return negative(max(negative(x), axis, keepdims))
+
+
+def var(x, axis=None, keepdims=False):
+    """The mean of the squared deviations from the mean (NumPy's ddof=0)."""
+    d = subtract(x, mean(x, axis, keepdims=True))
+    return mean(multiply(d, d), axis, keepdims)
+
+
+def std(x, axis=None, keepdims=False):
+    return sqrt(var(x, axis, keepdims))
+
+
+def clip(x, a_min, a_max):
+    """minimum(maximum(x, a_min), a_max), as NumPy's clip."""
+    return minimum(maximum(x, a_min), a_max)
+
+
 def _softmax(op):
     def apply(x, axis=-1):
         function, x = _call(op, x)
@@ -333,6 +352,39 @@ def reshape(x, shape):
         return x
     return function.emit("reshape(%s, %s)" % (x.name, _dims(shape)), shape,
                          x.dtype)
+
+
+def squeeze(x, axis=None):
+    """`x` without its size-1 dims (`axis`: only those, each of size 1)."""
+    function, x = _call("squeeze", x, float_only=False)
+    axes = (tuple(i for i, d in enumerate(x.shape) if d == 1)
+            if axis is None else _axes("squeeze", x, axis))
+    for a in axes:
+        if x.shape[a] != 1:
+            raise located("squeeze: axis %d of shape %s is not of size 1" %
+                          (a, list(x.shape)))
+    return reshape(x, tuple(d for i, d in enumerate(x.shape)
+                            if i not in axes))
+
+
+def broadcast_to(x, shape):
+    """`x` broadcast to `shape` by NumPy's rules."""
+    function = _function_of(x)
+    x = _operand(x, function)
+    shape = tuple(shape)
+    if _common_shape("broadcast_to", x, _Shape(shape)) != shape:
+        raise located("broadcast_to: shape %s does not broadcast to %s" %
+                      (list(x.shape), list(shape)))
+    if isinstance(x, _Literal):
+        return full(shape, x.value)
+    return _broadcast_to(function, x, shape)
+
+
+class _Shape:
+    """A shape alone, for _common_shape."""
+
+    def __init__(self, shape):
+        self.shape = shape
 
 
 def expand_dims(x, axis):
@@ -505,6 +557,16 @@ def getitem(x, key):
     if isinstance(key, Traced):
         return take(x, key, axis=0)
     key = key if isinstance(key, tuple) else (key,)
+    traced = [i for i, k in enumerate(key) if isinstance(k, Traced)]
+    if traced:
+        i = traced[0]
+        if len(traced) > 1 or any(
+                not (isinstance(k, slice) and k == slice(None))
+                for k in key[:i] + key[i + 1:]):
+            raise located("index: a traced integer array indexes one axis, "
+                          "with `:` on the others (x[:, ids]); got %r" %
+                          (key,))
+        return take(x, key[i], axis=i)
     if builtins.sum(k is Ellipsis for k in key) > 1:
         raise located("index: more than one ...")
     used = builtins.sum(k is not None and k is not Ellipsis for k in key)
@@ -515,6 +577,7 @@ def getitem(x, key):
     i = ellipsis[0] if ellipsis else len(key)
     key = key[:i] + (slice(None),) * (x.ndim - used) + key[i + 1:]
     function = _function_of(x)
+    x = _operand(x, function)
     result_shape, dim = [], 0
     for k in key:
         if k is None:
@@ -557,6 +620,11 @@ def _slice(function, x, axis, start, stop):
 def power(x, exponent):
     """`x ** n` for the exponents the language writes exactly: 1, 2, 3 as
     products, -1 as a division, 0.5 as sqrt, -0.5 as rsqrt."""
+    if not isinstance(exponent, (int, float, np.integer, np.floating)) or \
+            isinstance(exponent, bool):
+        raise located("x ** y: the exponent must be a Python number (the "
+                      "language has no pow; for b ** x write "
+                      "knp.exp(x * math.log(b)))")
     if exponent == 1:
         return x
     if exponent == 2:
@@ -586,6 +654,7 @@ def _install_operators():
     T.__matmul__, T.__rmatmul__ = matmul, reflected(matmul)
     T.__neg__ = negative
     T.__pow__ = power
+    T.__rpow__ = lambda self, base: power(base, self)
     T.__eq__, T.__lt__, T.__le__ = equal, less, less_equal
     T.__gt__, T.__ge__ = greater, greater_equal
     T.__getitem__ = getitem
@@ -599,6 +668,10 @@ def _install_operators():
     T.mean = lambda self, axis=None, keepdims=False: mean(self, axis,
                                                           keepdims)
     T.max = lambda self, axis=None, keepdims=False: max(self, axis, keepdims)
+    T.min = lambda self, axis=None, keepdims=False: min(self, axis, keepdims)
+    T.var = lambda self, axis=None, keepdims=False: var(self, axis, keepdims)
+    T.std = lambda self, axis=None, keepdims=False: std(self, axis, keepdims)
+    T.squeeze = lambda self, axis=None: squeeze(self, axis)
     T.astype = astype
 
 

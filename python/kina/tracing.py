@@ -26,6 +26,10 @@ _MACHINERY = frozenset(
 # Every shared object exports these (`kina_` + name): no fn may take them.
 _EXPORTED_NAMES = ("module_signature", "get_num_threads", "set_num_threads")
 
+# NumPy's own frames (`np.sum(traced)` reaches us through them).
+_NUMPY_FILES = (os.path.dirname(np.__file__) + os.sep,
+                "<__array_function__ internals>")
+
 ELEMENT_TYPES = {np.dtype(np.float32): "F32", np.dtype(np.int32): "I32",
                  np.dtype(np.int64): "I64"}
 
@@ -39,7 +43,9 @@ def user_location():
     """(file, line, col) of the innermost frame outside the frontend's
     files, or None."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename in _MACHINERY:
+    while frame is not None and (
+            frame.f_code.co_filename in _MACHINERY or
+            frame.f_code.co_filename.startswith(_NUMPY_FILES)):
         frame = frame.f_back
     if frame is None:
         return None
@@ -77,7 +83,6 @@ class Traced:
     """An abstract array while tracing: its shape, dtype and, where known,
     its placement. Arithmetic on it writes the program (`kina.numpy`)."""
 
-    __array_ufunc__ = None  # ndarray (op) Traced: Traced's reflected op
     __hash__ = object.__hash__
 
     def __init__(self, function, name, shape, dtype, placement=None):
@@ -125,20 +130,53 @@ class Traced:
     def __index__(self):
         self._unknown("an index")
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy's ufuncs (`ndarray + traced`, `np.exp(traced)`) as
+        kina.numpy's function of the same name, where it has one."""
+        return _as_kina_numpy(ufunc.__name__, {"true_divide": "divide",
+                                               "absolute": "abs"},
+                              method == "__call__", inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """`np.sum(traced)` and the like: kina.numpy's function."""
+        return _as_kina_numpy(func.__name__, {}, True, args, kwargs)
+
     def __array__(self, *args, **kwargs):
         raise located(
             "NumPy was given a traced value (%r): inside kina.jit, compute "
             "with kina.numpy (import kina.numpy as knp)" % self)
 
 
+def _as_kina_numpy(name, renamed, plain_call, args, kwargs):
+    from . import numpy as knp
+    name = renamed.get(name, name)
+    function = getattr(knp, name, None) if name in knp.__all__ else None
+    if function is None or not plain_call:
+        raise located("np.%s on a traced value: kina.numpy has no %s (inside "
+                      "kina.jit, compute with kina.numpy's functions)" %
+                      (name, name))
+    try:
+        return function(*args, **kwargs)
+    except TypeError as error:
+        raise located("np.%s on a traced value as knp.%s: %s" %
+                      (name, name, error)) from None
+
+
 class FunctionTrace:
     """One `fn` of the traced program: its parameters, statements and
     results, in the order the Python code made them."""
 
-    def __init__(self, program, name, python_function, differentiated=False):
+    def __init__(self, program, name, python_function, differentiated=False,
+                 caller=None):
         self.program = program
         self.name = name
         self.python_function = python_function
+        # The function whose trace called this one's Python function (a
+        # kina.grad inside it): its values may be used here, as closures.
+        self.caller = caller
+        # id(a caller's value) -> (the value, the parameter standing for it
+        # here), in the order first used.
+        self.captures = {}
         # Traced as the function a reverseMode differentiates: a gradient
         # inside it would be a gradient of a gradient.
         self.differentiated = differentiated
@@ -153,6 +191,27 @@ class FunctionTrace:
         # (trees.leaf_name escapes to `_` and hex digits only).
         self._count += 1
         return "_v%d" % self._count
+
+    def local(self, value):
+        """`value` as a value of this function: itself, or for a value of
+        a function whose trace called this one (a Python closure over it),
+        a parameter of this function that its call passes."""
+        if value.function is self:
+            return value
+        if self.caller is None:
+            raise located(
+                "a value traced in function '%s' is used in '%s', which "
+                "its trace did not call: pass it as an argument" % (
+                    value.function.name, self.name))
+        outer = self.caller.local(value)
+        entry = self.captures.get(id(outer))
+        if entry is None:
+            # `_k` and a number: no parameter name is (an escaped key is
+            # `_` and hex digits).
+            entry = self.captures[id(outer)] = (outer, self.parameter(
+                "_k%d" % (len(self.captures) + 1), outer.shape, outer.dtype,
+                outer.placement))
+        return entry[1]
 
     def parameter(self, name, shape, dtype, placement):
         value = Traced(self, name, shape, dtype, placement)

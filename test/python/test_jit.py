@@ -60,6 +60,13 @@ def numpy_ops(xp, a, b, c, v, ids):
                          xp.sqrt(xp.abs(a))),
         "compare": (a <= b) * 1.0 + (a == a) * 2.0,
         "take_axis1": xp.take(a, ids, axis=1),
+        "index_ids": a[:, ids],
+        "min": xp.min(a, axis=(1, 2)),
+        "var_std": xp.var(a, axis=0) + xp.std(a, axis=-1, keepdims=True),
+        "clip": xp.clip(a, -0.5, 0.5),
+        "squeeze": xp.squeeze(a[:, :1]),
+        "broadcast_to": xp.broadcast_to(b, (3, 4)),
+        "np_sum": np.sum(a, axis=2),  # NumPy's function on a traced value
     }
     if xp is np:
         out["softmax"] = softmax(a, 1)
@@ -151,6 +158,23 @@ def test_reserved_names_are_escaped():
     np.testing.assert_array_equal(kina.jit(f)(x, y), x * y)
 
 
+def test_keyword_arguments_and_defaults():
+    def scale(x, factor=2.0, mode="double"):
+        return x * factor if mode == "double" else x
+
+    f = kina.jit(scale, static_argnums=2)
+    x = normal(3)
+    np.testing.assert_array_equal(f(x), x * 2.0)
+    np.testing.assert_array_equal(f(x=x), x * 2.0)
+    np.testing.assert_array_equal(f(x, factor=np.float32(3)), x * 3.0)
+    assert f.trace_count == 2  # (x) and (x, factor): two signatures
+    with pytest.raises(ValueError, match="static_argnums: 5, but scale "
+                       "takes 3"):
+        kina.jit(scale, static_argnums=5)
+    with pytest.raises(ValueError, match="both static and donated"):
+        kina.jit(scale, static_argnums=0, donate_argnums=-3)
+
+
 def test_tree_map_checks_structure():
     a = {"x": np.float32(1), "y": [np.float32(2)]}
     assert kina.tree_map(lambda p, q: p + q, a, a) == {"x": 2, "y": [4]}
@@ -218,6 +242,23 @@ def test_grad_inside_jit_with_argnums_tuple_and_donation():
     # Donated: each result was written into the argument's own array.
     assert new["layers"][0]["w"] is params["layers"][0]["w"]
     assert new["layers"][1]["w"] is params["layers"][1]["w"]
+
+
+def test_grad_of_a_closure_over_traced_values():
+    """A function differentiated inside kina.jit may close over the
+    caller's traced values (JAX's idiom): they become parameters of the
+    traced function that the reverseMode does not differentiate."""
+    def fit(w, x, y):
+        scale = knp.sum(x) * 0.01
+        return kina.grad(lambda v: knp.mean((x @ v * scale - y) ** 2))(w)
+
+    w, x, y = normal(3, 2), normal(5, 3), normal(5, 2)
+    got = kina.jit(fit)(w, x, y)
+    tw = torch.tensor(w, dtype=torch.float64, requires_grad=True)
+    tx, ty = (torch.tensor(a, dtype=torch.float64) for a in (x, y))
+    (((tx @ tw) * (tx.sum() * 0.01) - ty) ** 2).mean().backward()
+    np.testing.assert_allclose(got, tw.grad.numpy(), rtol=1e-4, atol=1e-6)
+    assert "wrt=[v]" in kina.jit(fit).lower(w, x, y).source()
 
 
 # --- named shardings ---------------------------------------------------------
