@@ -17,15 +17,16 @@
 
 import collections
 import os
-import pathlib
 import shutil
 import tempfile
 
 from . import _kina
+from . import cache as _cache
 from . import cost as _cost
 from . import devices as _devices
 from .cost import Alternative, Cost, Remark, Traffic
 from .devices import DeviceError, SimulationResult
+from .files import atomic_writer
 from .show import show_sharding
 
 __all__ = ["Alternative", "CompileError", "Cost", "DeviceError",
@@ -64,6 +65,9 @@ class Module:
         # here (a .so does not carry them: empty for kina.load()).
         self.remarks, self._costs = (_cost.from_records(records) if records
                                      else ([], {}))
+        self._records = records
+        # Loaded from the compile cache (kina.compile's cache_dir).
+        self.from_cache = False
         self.communication = {name: cost.traffic
                               for name, cost in self._costs.items()
                               if cost.traffic}
@@ -250,21 +254,12 @@ class Module:
     def save(self, path):
         """Writes the shared object to `path` (replacing it atomically, so
         a process that has the old file loaded keeps working)."""
-        path = pathlib.Path(path)
-        fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=".kina-")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                if isinstance(self._shared_object, bytes):
-                    out.write(self._shared_object)
-                else:
-                    with open(self._shared_object, "rb") as src:
-                        shutil.copyfileobj(src, out)
-            os.chmod(tmp, 0o755)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with atomic_writer(path, permissions=0o755) as out:
+            if isinstance(self._shared_object, bytes):
+                out.write(self._shared_object)
+            else:
+                with open(self._shared_object, "rb") as src:
+                    shutil.copyfileobj(src, out)
 
 
 def _thread_count(n):
@@ -304,15 +299,32 @@ def check(source, filename="<string>"):
 
 
 def compile(source, filename="<string>", num_threads=None,
-            matmul_tuning=None):
+            matmul_tuning=None, cache_dir=None):
     """Compiles `.kina` source text; raises CompileError. `num_threads`
     sets Module.num_threads (None: $KINA_NUM_THREADS, else every core).
     `matmul_tuning`: a tuning file measured on this CPU (`python3 -m
-    kina.tune`) whose parameters replace the model's for its shapes."""
+    kina.tune`) whose parameters replace the model's for its shapes.
+    `cache_dir` (default $KINA_CACHE_DIR; unset: no cache): a directory
+    of compiled modules keyed on everything a compile reads (kina.cache);
+    a hit loads the module instead of compiling (`Module.from_cache`)."""
     _check_text(source, filename, "compile")
     _thread_count(num_threads)
-    return _with_threads(_compile(source, filename, matmul_tuning),
-                         num_threads)
+    cache_dir = cache_dir or _cache.default_directory()
+    if cache_dir is None:
+        return _with_threads(_compile(source, filename, matmul_tuning),
+                             num_threads)
+    key = _cache.entry_key(source, filename, matmul_tuning)
+    entry = _cache.load_entry(cache_dir, key)
+    if entry is not None:
+        path, blob, ir, records = entry
+        module = Module(_kina.Library(str(path)), blob, ir,
+                        (source, filename, matmul_tuning), records)
+        module.from_cache = True
+        return _with_threads(module, num_threads)
+    module = _compile(source, filename, matmul_tuning)
+    _cache.store_entry(cache_dir, key, module._shared_object, module._ir,
+                       module._records)
+    return _with_threads(module, num_threads)
 
 
 def _compile(source, filename, matmul_tuning=None, probes=False,

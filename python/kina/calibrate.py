@@ -36,6 +36,8 @@ import warnings
 
 import numpy as np
 
+from .files import atomic_writer
+
 VERSION = 1
 KINDS = ("all_gather", "all_reduce", "reduce_scatter")
 DEVICES = 2
@@ -252,13 +254,9 @@ def measure(quick=False, mpi=False):
 
 def save(data, path):
     """Writes `data` to `path` atomically (a temporary file renamed)."""
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".json")
-    with os.fdopen(handle, "w") as out:
+    with atomic_writer(path, "w") as out:
         json.dump(data, out, indent=2, sort_keys=True)
         out.write("\n")
-    os.replace(temporary, path)
 
 
 def main(argv=None):

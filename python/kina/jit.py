@@ -347,8 +347,12 @@ class Lowered:
         if self._compiled is None:
             from . import compile as compile_source
             module = compile_source(self._source,
-                                    filename="<kina.jit %s>" % self.name)
-            self._jitted.compile_count += 1
+                                    filename="<kina.jit %s>" % self.name,
+                                    cache_dir=self._jitted.cache_dir)
+            if module.from_cache:
+                self._jitted.cache_hits += 1
+            else:
+                self._jitted.compile_count += 1
             self._compiled = Compiled(self, module)
         return self._compiled
 
@@ -364,10 +368,11 @@ class Lowered:
 class Jitted:
     """`kina.jit(f)`: traced and compiled once per distinct signature
     (the arguments' tree structure, shapes and dtypes, and the static
-    arguments' values); `trace_count` and `compile_count` count both."""
+    arguments' values); `trace_count` and `compile_count` count both,
+    `cache_hits` the compiles the on-disk cache (`cache_dir`) saved."""
 
     def __init__(self, f, in_shardings=None, out_shardings=None,
-                 static_argnums=(), donate_argnums=()):
+                 static_argnums=(), donate_argnums=(), cache_dir=None):
         if not callable(f):
             raise TypeError("kina.jit expects a function, got %s" %
                             type(f).__name__)
@@ -380,8 +385,10 @@ class Jitted:
         if both:
             raise ValueError("argument %s is both static and donated" %
                              ", ".join(map(str, sorted(both))))
+        self.cache_dir = cache_dir
         self.trace_count = 0
         self.compile_count = 0
+        self.cache_hits = 0
         self._cache = {}
         functools.update_wrapper(self, f, updated=())
 
@@ -449,20 +456,23 @@ def _argnums(what, argnums, f):
 
 
 def jit(f=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
-        donate_argnums=()):
+        donate_argnums=(), cache_dir=None):
     """`f` traced into a `.kina` program and compiled, once per signature.
     `in_shardings`/`out_shardings`: None (each array on the host, or
     replicated on the mesh), one NamedSharding for all, or per argument a
     NamedSharding, None or a tree of them. `donate_argnums`: arguments
     whose arrays the results may be written into (`@reuses`): after the
-    call they hold the results (the same array objects are returned)."""
+    call they hold the results (the same array objects are returned).
+    `cache_dir`: kina.compile's on-disk cache (default $KINA_CACHE_DIR;
+    unset: none)."""
     if f is None:
         return functools.partial(jit, in_shardings=in_shardings,
                                  out_shardings=out_shardings,
                                  static_argnums=static_argnums,
-                                 donate_argnums=donate_argnums)
+                                 donate_argnums=donate_argnums,
+                                 cache_dir=cache_dir)
     return Jitted(f, in_shardings, out_shardings, static_argnums,
-                  donate_argnums)
+                  donate_argnums, cache_dir)
 
 
 class _Gradient:

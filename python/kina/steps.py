@@ -18,10 +18,11 @@ import hashlib
 import importlib
 import os
 import sys
-import tempfile
 import traceback
 
 import numpy as np
+
+from .files import atomic_writer
 
 STEP_KEY = "kina_step"
 FUNCTION_KEY = "kina_function"
@@ -125,21 +126,9 @@ def checked(param, value, source):
 def save_checkpoint(path, function_name, step, arrays):
     """Writes {name: global array} with the step, atomically: a temporary
     file in the same directory renamed over `path` (never half a file)."""
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    handle, temporary = tempfile.mkstemp(prefix=".checkpoint-",
-                                         suffix=".npz", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            np.savez(out, **{STEP_KEY: np.int64(step),
-                             FUNCTION_KEY: np.array(function_name)},
-                     **arrays)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    with atomic_writer(path) as out:
+        np.savez(out, **{STEP_KEY: np.int64(step),
+                         FUNCTION_KEY: np.array(function_name)}, **arrays)
 
 
 def load_checkpoint(path, function, state):

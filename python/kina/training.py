@@ -19,11 +19,11 @@ import dataclasses
 import json
 import os
 import pathlib
-import tempfile
 import zipfile
 
 import numpy as np
 
+from .files import atomic_writer
 from .models import gpt
 
 __all__ = ["Checkpoint", "Trainer", "TrainingError"]
@@ -110,17 +110,8 @@ def save_checkpoint(path, cfg, steps, hyper, weights, m, v, run=None):
     for prefix, values in (("w", weights), ("m", m), ("v", v)):
         for name, value in values.items():
             arrays["%s/%s" % (prefix, name)] = value
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".",
-                               prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_writer(path) as out:
+        np.savez(out, **arrays)
 
 
 def _not_a_checkpoint(path, why):

@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from . import _kina
+from .files import atomic_writer
 from . import compile as _compile_kina
 
 FORMAT = 1
@@ -171,10 +172,8 @@ def tune(shapes, threads=1, rounds=7, output=None, log=print):
         entry = tune_shape(shape, threads, rounds, log)
         entries = [e for e in entries
                    if (e.get("m"), e.get("k"), e.get("n")) != shape] + [entry]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(_file_text(key, entries))
-    os.replace(temporary, path)
+    with atomic_writer(path, "w") as out:
+        out.write(_file_text(key, entries))
     log("wrote %s" % path)
     return path
 
