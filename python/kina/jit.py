@@ -336,12 +336,24 @@ class Lowered:
         self.name = name
         self.out_treedef = out_treedef
         self._source = program.source()
+        # The traced function's parameters, in order.
+        self.parameter_names = [p.name for p in program.functions[0].params]
         self._jitted = jitted
         self._compiled = None
 
     def source(self):
         """The `.kina` program this stands for."""
         return self._source
+
+    def named_arguments(self, *args, **kwargs):
+        """{parameter name: array} of these arguments' leaves, as the
+        program names them (`np.savez` it for `python3 -m kina.mpi`)."""
+        signature = _Signature(self.f, _bind(self.f, args, kwargs),
+                               self.static_argnums)
+        if signature.key() != self.signature.key():
+            raise ValueError("arguments other than those traced: %s" %
+                             _difference(self.signature, signature))
+        return dict(zip(self.parameter_names, signature.leaves))
 
     def compile(self):
         if self._compiled is None:
