@@ -31,11 +31,13 @@ __all__ = ["jit", "grad", "value_and_grad", "with_sharding_constraint",
            "Lowered", "Compiled"]
 
 
-def _abstract(leaf, what):
-    """(shape, dtype) of an argument leaf; TypeError naming `what`."""
+def _abstract(leaf, describe):
+    """(shape, dtype) of an argument leaf; a TypeError or ValueError
+    naming it (`describe()`: "the argument params['w']")."""
     if isinstance(leaf, (bool, np.bool_)):
         raise TypeError("%s is a bool: Kina has no bool arrays (pass "
-                        "np.float32(1.0) or mark the argument static)" % what)
+                        "np.float32(1.0) or mark the argument static)" %
+                        describe())
     if isinstance(leaf, float):
         leaf = np.float32(leaf)
     elif isinstance(leaf, int):
@@ -43,13 +45,15 @@ def _abstract(leaf, what):
     if not isinstance(leaf, (np.ndarray, np.generic)):
         raise TypeError("%s is a %s, not an array (arrays are NumPy arrays "
                         "or scalars; other values are static arguments: "
-                        "static_argnums)" % (what, type(leaf).__name__))
+                        "static_argnums)" % (describe(),
+                                             type(leaf).__name__))
     if leaf.dtype not in ELEMENT_TYPES:
         raise TypeError("%s has dtype %s; Kina's are float32, int32 and "
-                        "int64 (x.astype(np.float32))" % (what, leaf.dtype))
+                        "int64 (x.astype(np.float32))" % (describe(),
+                                                          leaf.dtype))
     if 0 in leaf.shape:
         raise ValueError("%s has shape %s: Kina's dims are positive" %
-                         (what, list(leaf.shape)))
+                         (describe(), list(leaf.shape)))
     return tuple(leaf.shape), leaf.dtype
 
 
@@ -154,12 +158,13 @@ class _Signature:
                              if i not in static_argnums)
         self.positions = tuple(i for i in range(len(args))
                                if i not in static_argnums)
-        self.names = [n for i, n in enumerate(_parameter_names(f, len(args)))
-                      if i not in static_argnums]
+        self._f, self._count = f, len(args)
+        self._static_argnums = static_argnums
+        self._names = None
         leaves, self.treedef, self.paths = trees.flatten(self.dynamic)
         self.leaves = [_as_array(leaf) for leaf in leaves]
         self.avals = tuple(
-            _abstract(leaf, self.describe(path))
+            _abstract(leaf, lambda path=path: self.describe(path))
             for leaf, path in zip(leaves, self.paths))
         for i, value in self.static:
             try:
@@ -168,6 +173,17 @@ class _Signature:
                 raise TypeError("static argument %d (%s) is not hashable: "
                                 "static arguments key the compiled programs"
                                 % (i, type(value).__name__)) from None
+
+    @property
+    def names(self):
+        """The dynamic arguments' parameter names (found on first use:
+        errors and tracing need them, a cached call does not)."""
+        if self._names is None:
+            self._names = [
+                n for i, n in enumerate(_parameter_names(self._f,
+                                                         self._count))
+                if i not in self._static_argnums]
+        return self._names
 
     def describe(self, path):
         """`the argument params['wq']`."""
