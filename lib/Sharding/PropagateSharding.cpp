@@ -56,11 +56,13 @@ using namespace mlir::kina;
 namespace {
 class Propagation {
 public:
-  /// `calledFromMesh`: the functions that a mesh-placed function calls.
+  /// `calledFromMesh`: the functions that a mesh-placed function calls;
+  /// `axisOrder`: the order in which each op decides its mesh axes.
   Propagation(MeshOp mesh, mlir::kina::CostRecords *records,
-              DenseSet<StringAttr> calledFromMesh)
+              DenseSet<StringAttr> calledFromMesh,
+              ArrayRef<StringAttr> axisOrder)
       : mesh(mesh), records(records),
-        calledFromMesh(std::move(calledFromMesh)) {}
+        calledFromMesh(std::move(calledFromMesh)), axisOrder(axisOrder) {}
 
   LogicalResult run(func::FuncOp fn);
 
@@ -116,6 +118,7 @@ private:
   /// Where the records of the collectives inserted go, when anywhere.
   mlir::kina::CostRecords *records;
   DenseSet<StringAttr> calledFromMesh;
+  SmallVector<StringAttr> axisOrder;
   /// The function being propagated, whether it reuses no conversion of
   /// its forward in its backward, and the mesh axes that split one of
   /// its inputs (parameters that are not weights).
@@ -566,8 +569,7 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
         resultOrigin = originOver(op->getOperand(0), axis);
     }
   auto resultType = cast<KinaTensorType>(op->getResult(0).getType());
-  for (Attribute attr : mesh.getAxes()) {
-    auto axis = cast<StringAttr>(attr);
+  for (StringAttr axis : axisOrder) {
     // A gradient function's products and its backward's sums keep the
     // batch split over a data axis (a weight's gradient, a broadcast
     // weight's summed over the batch, is then a partial sum over it,
@@ -928,6 +930,68 @@ static void returnPlacementsAsComputed(func::FuncOp fn, ModuleOp module) {
   });
 }
 
+/// Propagates every function of `module`, callees first, each op deciding
+/// the mesh axes in `axisOrder`.
+static LogicalResult propagateModule(ModuleOp module,
+                                     ArrayRef<StringAttr> axisOrder,
+                                     mlir::kina::CostRecords *records) {
+  SymbolTable symbols(module);
+  DenseSet<StringAttr> calledFromMesh;
+  module.walk([&](func::CallOp call) {
+    auto caller = call->getParentOfType<func::FuncOp>();
+    if (caller && anyPlacement(caller.getFunctionType(), [](PlacementAttr p) {
+          return p.isOnMesh();
+        }))
+      calledFromMesh.insert(call.getCalleeAttr().getAttr());
+  });
+  Propagation propagation(MeshOp::lookup(module), records,
+                          std::move(calledFromMesh), axisOrder);
+  for (func::FuncOp fn : calleesFirst(module, symbols)) {
+    if (failed(propagation.run(fn)))
+      return failure();
+    hoistGathers(fn);
+    simplifyCollectives(fn);
+    returnPlacementsAsComputed(fn, module);
+  }
+  return success();
+}
+
+/// The order in which ops decide the mesh axes: each order propagated on
+/// a copy of `module` (quietly), the one whose collectives send the
+/// fewest bytes per device kept, ties the axes' name order. An op's
+/// choice over one axis prices the axes decided before it (keeping a
+/// batch split over `dp` before `tp` is decided prices an all-reduce of
+/// a whole gradient), so one fixed order, the declared one, made a plan
+/// depend on how the mesh was written.
+static SmallVector<StringAttr> cheapestAxisOrder(ModuleOp module) {
+  SmallVector<StringAttr> names = axesInNameOrder(MeshOp::lookup(module));
+  if (names.size() < 2)
+    return names;
+  SmallVector<StringAttr> cheapest = names;
+  std::optional<int64_t> fewest;
+  SmallVector<StringAttr> order = names;
+  do {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    if (failed(propagateModule(*copy, order, /*records=*/nullptr)))
+      continue;
+    int64_t bytes = 0;
+    copy->walk([&](Operation *op) {
+      if (isa<CollectiveOpInterface>(op))
+        bytes += bytesSentPerDevice(op);
+    });
+    if (!fewest || bytes < *fewest) {
+      fewest = bytes;
+      cheapest = order;
+    }
+  } while (std::next_permutation(
+      order.begin(), order.end(), [](StringAttr a, StringAttr b) {
+        return a.getValue() < b.getValue();
+      }));
+  return cheapest;
+}
+
 namespace {
 struct PropagateShardingPass
     : mlir::kina::impl::PropagateShardingPassBase<PropagateShardingPass> {
@@ -942,23 +1006,8 @@ struct PropagateShardingPass
     MeshOp mesh = MeshOp::lookup(module);
     if (!mesh)
       return; // nothing is placed on a mesh
-    SymbolTable symbols(module);
-    DenseSet<StringAttr> calledFromMesh;
-    module.walk([&](func::CallOp call) {
-      auto caller = call->getParentOfType<func::FuncOp>();
-      if (caller && anyPlacement(caller.getFunctionType(), [](PlacementAttr p) {
-            return p.isOnMesh();
-          }))
-        calledFromMesh.insert(call.getCalleeAttr().getAttr());
-    });
-    Propagation propagation(mesh, records, std::move(calledFromMesh));
-    for (func::FuncOp fn : calleesFirst(module, symbols)) {
-      if (failed(propagation.run(fn)))
-        return signalPassFailure();
-      hoistGathers(fn);
-      simplifyCollectives(fn);
-      returnPlacementsAsComputed(fn, module);
-    }
+    if (failed(propagateModule(module, cheapestAxisOrder(module), records)))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -12,6 +12,15 @@
 using namespace mlir;
 using namespace mlir::kina;
 
+SmallVector<StringAttr> mlir::kina::axesInNameOrder(MeshOp mesh) {
+  SmallVector<StringAttr> axes = llvm::map_to_vector(
+      mesh.getAxes(), [](Attribute a) { return cast<StringAttr>(a); });
+  llvm::sort(axes, [](StringAttr a, StringAttr b) {
+    return a.getValue() < b.getValue();
+  });
+  return axes;
+}
+
 FailureOr<Value>
 mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
                              PlacementAttr target,
@@ -50,7 +59,7 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
   // block the next axis's move; they go axis by axis in the order that
   // sends the fewest bytes (a partial sum reduced while its block is
   // still split, then gathered), whatever order the mesh declares its
-  // axes in; ties keep the declared order.
+  // axes in; ties keep the names' order (axesInNameOrder).
   auto removeOver = [&](ArrayRef<StringAttr> order, Value &current,
                         function_ref<void(Operation *)> made) {
     for (StringAttr axis : order) {
@@ -78,8 +87,7 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
     }
     return true;
   };
-  SmallVector<StringAttr> order = llvm::map_to_vector(
-      mesh.getAxes(), [](Attribute a) { return cast<StringAttr>(a); });
+  SmallVector<StringAttr> order = axesInNameOrder(mesh);
   SmallVector<unsigned> indices =
       llvm::to_vector(llvm::seq<unsigned>(0, order.size()));
   SmallVector<StringAttr> cheapest = order;
@@ -115,8 +123,7 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
   if (!removeOver(cheapest, value, [&](Operation *op) { onCreated(op); }))
     return emitError(loc) << "internal error: converting " << source.str()
                           << " to " << target.str();
-  for (Attribute attr : mesh.getAxes()) {
-    auto axis = cast<StringAttr>(attr);
+  for (StringAttr axis : order) {
     std::optional<int64_t> from = placementOf(value).getAxisSplitBy(axis);
     std::optional<int64_t> to = target.getAxisSplitBy(axis);
     if (from && to && from != to && !placementOf(value).getSplitOf(*to))
@@ -124,8 +131,7 @@ mlir::kina::convertPlacement(OpBuilder &builder, Location loc, Value value,
                                                  *to, axis.getValue()))))
         return failure();
   }
-  for (Attribute attr : mesh.getAxes()) {
-    auto axis = cast<StringAttr>(attr);
+  for (StringAttr axis : order) {
     std::optional<int64_t> to = target.getAxisSplitBy(axis);
     if (to && placementOf(value).getSplitOf(*to) != axis)
       if (failed(step(createInferred<AllSliceOp>(builder, loc, value, *to,

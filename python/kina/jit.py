@@ -65,7 +65,7 @@ def _as_array(leaf):
     return leaf
 
 
-def _shardings_per_leaf(shardings, tree, root, mesh_users):
+def _shardings_per_leaf(shardings, tree, root):
     """The sharding of each leaf of `tree`: `shardings` is None, one
     NamedSharding for every leaf, or a tree with `tree`'s structure down to
     where a NamedSharding or None covers a whole subtree (a prefix, as
@@ -213,8 +213,7 @@ def _trace(f, signature, in_shardings, out_shardings, donate_argnums):
     for k, argument in enumerate(signature.dynamic):
         spec = (per_argument[signature.positions[k]] if per_argument
                 is not None else in_shardings)
-        shardings += _shardings_per_leaf(spec, argument, signature.names[k],
-                                         None)
+        shardings += _shardings_per_leaf(spec, argument, signature.names[k])
     traced_leaves = []
     names = set()
     for (shape, dtype), path, sharding in zip(signature.avals,
@@ -240,7 +239,7 @@ def _trace(f, signature, in_shardings, out_shardings, donate_argnums):
     if not out_leaves:
         raise located("%s returns no arrays" % function.name)
     out_shardings_per_leaf = _shardings_per_leaf(out_shardings, output,
-                                                 "the result", None)
+                                                 "the result")
     results = []
     for leaf, path, sharding in zip(out_leaves, out_paths,
                                     out_shardings_per_leaf):
@@ -672,7 +671,7 @@ def with_sharding_constraint(x, sharding):
     (one NamedSharding, or a tree of them matching `x`): the language's
     ascription with a placement."""
     leaves, treedef, paths = trees.flatten(x)
-    per_leaf = _shardings_per_leaf(sharding, x, "the value", None)
+    per_leaf = _shardings_per_leaf(sharding, x, "the value")
     out = []
     for leaf, path, s in zip(leaves, paths, per_leaf):
         if not isinstance(leaf, Traced):

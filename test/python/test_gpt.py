@@ -207,3 +207,32 @@ def test_the_demo_script_at_test_width():
     assert done.returncode == 0, done.stdout + done.stderr
     assert "demo passed" in done.stdout
     assert "the first that differs: kina.matmul @partial" in done.stdout
+
+
+def test_plans_do_not_depend_on_the_declared_axis_order():
+    """The data x Megatron training step on axes=[dp, tp] and on
+    axes=[tp, dp]: the same collectives, bytes and memory (the
+    propagation decides the axes in the order that sends the fewest
+    bytes, ties by name: docs/design.md)."""
+    bin_dir = os.environ.get("KINA_BIN", os.path.join(
+        os.path.dirname(__file__), "..", "..", "build", "bin"))
+    cfg = gpt.Config(layers=2, d=64, heads=4, t=16, v=512, b=2)
+    text = gpt.train_source(cfg, mesh=4, parallel="data+megatron")
+    assert "axes=[dp, tp]" in text
+
+    def costs(source):
+        imported = subprocess.run(
+            [os.path.join(bin_dir, "kina-translate"), "--import-kina"],
+            input=source, capture_output=True, text=True, check=True).stdout
+        done = subprocess.run(
+            [os.path.join(bin_dir, "kina-opt"), "--kina-differentiate",
+             "--kina-propagate-sharding", "--cse", "--kina-cost",
+             "-o", os.devnull], input=imported, capture_output=True,
+            text=True, check=True)
+        return sorted(line.split("remark: ", 1)[1]
+                      for line in done.stderr.splitlines()
+                      if "remark: cost of" in line)
+
+    declared = costs(text)
+    assert len(declared) == 4 and any(gpt.TRAIN_STEP in c for c in declared)
+    assert costs(text.replace("axes=[dp, tp]", "axes=[tp, dp]")) == declared

@@ -14,11 +14,17 @@ namespace mlir::kina {
 /// or cut (`all_slice`). Each op made is passed to `onCreated`. Fails
 /// (with an error at `loc`) when a step is not possible.
 /// When `weighed` is given and the order of the mesh axes changes the
-/// bytes sent, it gets the orders tried ("x then y") and their bytes.
+/// bytes sent, it gets the orders tried ("x then y") and their bytes;
+/// ties keep the axes' name order (axesInNameOrder).
 FailureOr<Value> convertPlacement(OpBuilder &builder, Location loc, Value value,
                                   PlacementAttr target,
                                   function_ref<void(Operation *)> onCreated,
                                   std::vector<WeighedPlan> *weighed = nullptr);
+
+/// The mesh's axes in the order of their names: the order every choice
+/// that weighs the axes tries them in (ties keep the first tried), so
+/// that the order a mesh declares its axes in never changes a plan.
+SmallVector<StringAttr> axesInNameOrder(MeshOp mesh);
 
 /// The collectives that move data, for the cost model.
 enum class Collective { AllGather, AllReduce, ReduceScatter, AllToAll };
