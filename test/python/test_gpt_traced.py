@@ -36,6 +36,11 @@ def relative(got, want):
                  max(np.abs(want).max(), 1e-30))
 
 
+heavy = pytest.mark.skipif(os.environ.get("KINA_UNDER_ASAN") == "1",
+                           reason="GPT compiles: the plain suite runs them")
+
+
+@heavy
 def test_ten_steps_equal_the_generated_program_and_torch():
     params = gt.init_params(CFG, seed=SEED)
     state = gt.adamw_state(params)
@@ -80,8 +85,7 @@ def one_step():
     return args, gt.train_step()(*copies, *args[2:])
 
 
-@pytest.mark.skipif(os.environ.get("KINA_UNDER_ASAN") == "1",
-                    reason="mesh compiles: the plain suite runs them")
+@heavy
 @pytest.mark.parametrize("plan, axis, collective", [
     ("data", "dp", "all_reduce"), ("megatron", "tp", "all_reduce")])
 def test_plans_by_named_sharding_equal_one_device(one_step, plan, axis,
