@@ -131,31 +131,41 @@ class TorchTrainer:
     def weights(self):
         """{Kina weight name: np.ndarray} in Kina's layout (Linear weights
         transposed back to [in, out])."""
-        return {name: get().detach().numpy().copy()
-                for name, get in self.names.items()}
+        return {name: _kina_layout(parameter, transposed)
+                for name, (parameter, transposed) in self.names.items()}
+
+    def moments(self):
+        """AdamW's first and second moments, ({name: np.ndarray}, {name:
+        np.ndarray}), in Kina's layout, as weights()."""
+        state = self.optimizer.state
+        return tuple({name: _kina_layout(state[parameter][key], transposed)
+                      for name, (parameter, transposed) in self.names.items()}
+                     for key in ("exp_avg", "exp_avg_sq"))
+
+
+def _kina_layout(tensor, transposed):
+    return (tensor.T if transposed else tensor).detach().numpy().copy()
 
 
 def _kina_names(cfg, named):
-    """Kina's weight names, each with how to read it from the module."""
+    """Kina's weight names, each with its parameter and whether Kina's
+    layout is its transpose (a Linear's [out, in] weight)."""
     linear = {"wq": "q", "wk": "k", "wv": "v", "wo": "o", "w_fc": "fc",
               "w_proj": "proj"}
     bias = {"bq": "q", "bk": "k", "bv": "v", "bo": "o", "b_fc": "fc",
             "b_proj": "proj"}
     norms = {"ln1": "ln1", "ln2": "ln2"}
-    out = {"wte": lambda: named["wte.weight"], "wpe": lambda: named["wpe"],
-           "lnf_g": lambda: named["lnf.weight"],
-           "lnf_b": lambda: named["lnf.bias"]}
+    out = {"wte": (named["wte.weight"], False), "wpe": (named["wpe"], False),
+           "lnf_g": (named["lnf.weight"], False),
+           "lnf_b": (named["lnf.bias"], False)}
     for layer in range(cfg.layers):
         block = "blocks.%d." % layer
         for k, m in linear.items():
-            out["%s_%d" % (k, layer)] = (
-                lambda key=block + m + ".weight": named[key].T)
+            out["%s_%d" % (k, layer)] = (named[block + m + ".weight"], True)
         for k, m in bias.items():
-            out["%s_%d" % (k, layer)] = (
-                lambda key=block + m + ".bias": named[key])
+            out["%s_%d" % (k, layer)] = (named[block + m + ".bias"], False)
         for k, m in norms.items():
-            out["%s_g_%d" % (k, layer)] = (
-                lambda key=block + m + ".weight": named[key])
-            out["%s_b_%d" % (k, layer)] = (
-                lambda key=block + m + ".bias": named[key])
+            out["%s_g_%d" % (k, layer)] = (named[block + m + ".weight"],
+                                           False)
+            out["%s_b_%d" % (k, layer)] = (named[block + m + ".bias"], False)
     return out
