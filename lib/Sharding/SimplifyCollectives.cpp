@@ -88,14 +88,21 @@ struct SumReducedPartials : OpRewritePattern<AddOp> {
 
 /// all_slice(broadcast(x)) along a dim that the broadcast stretches (x
 /// has size 1 there, or no such dim) and x does not split: the broadcast
-/// placed as the slice (each device fills its block).
+/// placed as the slice (each device fills its block). Every use of the
+/// broadcast must be that same slice (the forward's and the backward's
+/// products cut one weight's broadcast alike, before CSE merges them).
 struct BroadcastTheBlock : OpRewritePattern<AllSliceOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(AllSliceOp slice,
                                 PatternRewriter &rewriter) const override {
     auto broadcast = slice.getInput().getDefiningOp<BroadcastOp>();
-    if (!broadcast || !broadcast->hasOneUse())
+    if (!broadcast ||
+        !llvm::all_of(broadcast->getUsers(), [&](Operation *user) {
+          auto other = dyn_cast<AllSliceOp>(user);
+          return other && other.getAxis() == slice.getAxis() &&
+                 other.getOver() == slice.getOver();
+        }))
       return failure();
     auto input = cast<KinaTensorType>(broadcast.getInput().getType());
     auto result = cast<KinaTensorType>(broadcast.getType());
@@ -104,8 +111,12 @@ struct BroadcastTheBlock : OpRewritePattern<AllSliceOp> {
     bool stretched = inputDim < 0 || input.getDimSize(inputDim) == 1;
     if (!stretched || !input.getPlacement().isReplicated())
       return failure();
-    rewriter.replaceOpWithNewOp<BroadcastOp>(
-        slice, slice.getType(), broadcast.getInput(), broadcast.getShapeAttr());
+    rewriter.setInsertionPoint(broadcast);
+    auto block = BroadcastOp::create(rewriter, broadcast.getLoc(),
+                                     slice.getType(), broadcast.getInput(),
+                                     broadcast.getShapeAttr());
+    for (Operation *user : llvm::to_vector(broadcast->getUsers()))
+      rewriter.replaceOp(user, block);
     rewriter.eraseOp(broadcast);
     return success();
   }
