@@ -81,6 +81,10 @@ private:
   /// the greedy choice would have sent.
   LogicalResult gatherAtRest(Operation *op, const ShardingRule &rule);
   LogicalResult propagate(Operation *op, const ShardingRule &rule);
+  /// Converts each value `ret` returns to its declared result placement
+  /// (or leaves it partial, leftPartial): a value no op of the function
+  /// placed, a call's result (a callee's gradient returned partial).
+  LogicalResult placeReturned(func::ReturnOp ret);
   LogicalResult lowerReshard(ReshardOp op);
   /// `value` converted to `target` before `at`, with a remark at `at`
   /// saying why and, where the decision had a choice, what it weighed;
@@ -161,6 +165,29 @@ std::string Propagation::describe(Value value) const {
   if (it != origin.end() && !it->second.empty())
     text += ", from " + it->second;
   return text;
+}
+
+LogicalResult Propagation::placeReturned(func::ReturnOp ret) {
+  for (OpOperand &returned : ret->getOpOperands()) {
+    Value value = returned.get();
+    auto declared = dyn_cast<KinaTensorType>(
+        function.getResultTypes()[returned.getOperandNumber()]);
+    if (!declared || !declared.getPlacement().isMesh() ||
+        !placementOf(value).isMesh())
+      continue;
+    PlacementAttr to = leftPartial(value, declared.getPlacement());
+    if (placementOf(value) == to)
+      continue;
+    FailureOr<Value> converted =
+        convert(ret, value, to,
+                "the result type of '" + function.getName() + "' (" +
+                    locationText(function.getLoc()) + ") asks for " +
+                    declared.getPlacement().str());
+    if (failed(converted))
+      return failure();
+    returned.set(*converted);
+  }
+  return success();
 }
 
 std::string Propagation::requester(Operation *op, PlacementAttr asked) const {
@@ -797,6 +824,11 @@ LogicalResult Propagation::run(func::FuncOp fn) {
   for (Operation *op : ops) {
     if (auto reshard = dyn_cast<ReshardOp>(op)) {
       if (failed(lowerReshard(reshard)))
+        return failure();
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (failed(placeReturned(ret)))
         return failure();
       continue;
     }

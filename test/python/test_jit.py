@@ -304,6 +304,23 @@ def test_zero1_by_named_sharding_on_the_simulator():
         for r in gathers)
 
 
+def test_a_gradient_returned_as_its_call_gave_it_is_reduced():
+    """The traced function returns kina.grad's result directly, declared
+    replicated: every device holds the whole gradient, not its summand."""
+    replicated, batch = NamedSharding(MESH, P()), NamedSharding(MESH, P("dp"))
+
+    def only(w, x):
+        return kina.grad(lambda v: knp.sum(x * v))(w)
+
+    w, x = normal(2), normal(4, 2)
+    compiled = kina.jit(only, in_shardings=(replicated, batch),
+                        out_shardings=replicated).lower(w, x).compile()
+    run = compiled.simulate(w, x, report=False)
+    for block in run.per_device:
+        np.testing.assert_allclose(block, x.sum(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(compiled(w, x), x.sum(axis=0), rtol=1e-6)
+
+
 def test_with_sharding_constraint_and_stages():
     def f(x, w):
         h = kina.with_sharding_constraint(
