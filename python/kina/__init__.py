@@ -34,7 +34,7 @@ __all__ = ["Alternative", "CompileError", "Cost", "DeviceError",
            "SimulationResult", "Traffic",
            "TraceError", "Traced", "check", "check_grads", "compile", "compile_file",
            "grad", "jit", "load", "sharding", "show_sharding", "tree_flatten", "tree_leaves", "tree_map",
-           "tree_unflatten", "trees",
+           "tree_structure", "tree_unflatten", "trees",
            "value_and_grad", "with_sharding_constraint"]
 
 
@@ -373,5 +373,5 @@ from .jit import (grad, jit, value_and_grad,  # noqa: E402
                   with_sharding_constraint)
 from . import trees  # noqa: E402
 from .trees import (tree_flatten, tree_leaves, tree_map,  # noqa: E402
-                    tree_unflatten)
+                    tree_structure, tree_unflatten)
 from .tracing import TraceError, Traced  # noqa: E402

@@ -137,10 +137,11 @@ def _bind(f, args, kwargs):
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     keyword_only = [name for name in kwargs if name not in positional]
     if keyword_only:
-        raise TypeError("%s: keyword-only arguments (%s) are not traced; "
-                        "make them positional" % (
-                            getattr(f, "__name__", "f"),
-                            ", ".join(keyword_only)))
+        raise TypeError("%r: keyword-only arguments (%s) are not traced; "
+                        "pass them positionally (a functools.partial "
+                        "binding a keyword makes the later parameters "
+                        "keyword-only: bind them all, or close over them)"
+                        % (f, ", ".join(keyword_only)))
     given = max([len(args)] + [positional.index(name) + 1
                                for name in kwargs])
     bound.apply_defaults()
@@ -227,13 +228,14 @@ def _trace(f, signature, in_shardings, out_shardings, donate_argnums):
         what = signature.describe(path)
         traced_leaves.append(function.parameter(
             name, shape, dtype, _placement(sharding, shape, what, program)))
-    dynamic = trees.unflatten(signature.treedef, traced_leaves)
-    args = [None] * (len(signature.positions) + len(signature.static))
-    for position, value in zip(signature.positions, dynamic):
-        args[position] = value
-    for position, value in signature.static:
-        args[position] = value
     with tracing(function):
+        # Rebuilt inside the trace: a dataclass's __post_init__ may compute.
+        dynamic = trees.unflatten(signature.treedef, traced_leaves)
+        args = [None] * (len(signature.positions) + len(signature.static))
+        for position, value in zip(signature.positions, dynamic):
+            args[position] = value
+        for position, value in signature.static:
+            args[position] = value
         output = f(*args)
     out_leaves, out_treedef, out_paths = trees.flatten(output)
     if not out_leaves:
@@ -249,10 +251,17 @@ def _trace(f, signature, in_shardings, out_shardings, donate_argnums):
             raise TraceError(
                 "%s of %s was traced in another function (%s)" % (
                     what, function.name, leaf.function.name))
+        if isinstance(leaf, (float, np.floating)) and not isinstance(
+                leaf, bool):
+            # A Python float result: an F32 literal, as jax.jit returns it.
+            from .numpy import full
+            with tracing(function):
+                leaf = full((), leaf)
         if not isinstance(leaf, Traced):
             raise TraceError(
-                "%s of %s is %s, not a value computed from the arguments "
-                "(kina.jit returns traced arrays)" % (
+                "%s%s of %s is %s, not an array computed by the function "
+                "(kina.jit returns traced arrays and floats)" % (
+                    "%s:%d: " % function.where[:2] if function.where else "",
                     what, function.name, type(leaf).__name__))
         results.append([leaf, _placement(sharding, leaf.shape, what, program),
                         None])
@@ -307,12 +316,12 @@ class Compiled:
         return self.module.cost(self.lowered.name)
 
     def simulate(self, *args, report=True, threads_per_device=1,
-                 timeout=60.0):
+                 timeout=60.0, **kwargs):
         """`Module.simulate` of the traced function (a program with a
         mesh) on these arguments; `value` is the result's tree, and each
         of `per_device` a tree of the device's blocks."""
         signature = _Signature(self.lowered.f, _bind(self.lowered.f, args,
-                                                     {}),
+                                                     kwargs),
                                self.lowered.static_argnums)
         run = self.module.simulate(self.lowered.name, *signature.leaves,
                                    report=report,
@@ -418,6 +427,13 @@ class Jitted:
         self.cache_hits = 0
         self._cache = {}
         functools.update_wrapper(self, f, updated=())
+
+    def __get__(self, instance, owner=None):
+        """A method: `obj.f(x)` calls f(obj, x) (so `self` is argument 0,
+        static or a pytree, as with jax.jit)."""
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
 
     def lower(self, *args, **kwargs):
         """The traced program for these arguments' signature (traced on
@@ -536,9 +552,10 @@ class _Gradient:
         argnums = ((self.argnums,) if isinstance(self.argnums, int)
                    else tuple(self.argnums))
         for i in argnums:
-            if not 0 <= i < len(args):
+            if not -len(args) <= i < len(args):
                 raise located("kina.grad: argnums %r for %d arguments" %
                               (self.argnums, len(args)))
+        argnums = tuple(i % len(args) for i in argnums)
         program = caller.program
         leaves, treedef, paths = trees.flatten(tuple(args))
         names = _parameter_names(self.f, len(args))

@@ -653,6 +653,7 @@ def _install_operators():
     T.__truediv__, T.__rtruediv__ = divide, reflected(divide)
     T.__matmul__, T.__rmatmul__ = matmul, reflected(matmul)
     T.__neg__ = negative
+    T.__abs__ = abs
     T.__pow__ = power
     T.__rpow__ = lambda self, base: power(base, self)
     T.__eq__, T.__lt__, T.__le__ = equal, less, less_equal

@@ -141,6 +141,12 @@ class Traced:
         """`np.sum(traced)` and the like: kina.numpy's function."""
         return _as_kina_numpy(func.__name__, {}, True, args, kwargs)
 
+    def __setitem__(self, key, value):
+        raise located(
+            "x[...] = v on a traced value: arrays are immutable; write "
+            "knp.where(mask, v, x), or build the result with "
+            "knp.concatenate")
+
     def __array__(self, *args, **kwargs):
         raise located(
             "NumPy was given a traced value (%r): inside kina.jit, compute "
@@ -198,6 +204,11 @@ class FunctionTrace:
         a parameter of this function that its call passes."""
         if value.function is self:
             return value
+        if value.function.results is not None:
+            raise located(
+                "a traced value of '%s' is used after its trace ended "
+                "(kept from an earlier call?): return it instead" %
+                value.function.name)
         if self.caller is None:
             raise located(
                 "a value traced in function '%s' is used in '%s', which "

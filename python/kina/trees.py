@@ -81,10 +81,22 @@ def unflatten(treedef, leaves):
         if kind[0] == "namedtuple":
             return kind[1](*children)
         if kind[0] == "dataclass":
-            return kind[1](**dict(zip(kind[2], children)))
+            return _dataclass(kind[1], dict(zip(kind[2], children)))
         return list(children) if kind[0] == "list" else tuple(children)
 
     return build(treedef)
+
+
+def _dataclass(cls, values):
+    """An instance of dataclass `cls` with these field values: the init
+    fields through its constructor, the others (`field(init=False)`) set
+    after it, as a frozen dataclass's own __init__ sets them."""
+    init = {f.name for f in dataclasses.fields(cls) if f.init}
+    instance = cls(**{k: v for k, v in values.items() if k in init})
+    for name, value in values.items():
+        if name not in init:
+            object.__setattr__(instance, name, value)
+    return instance
 
 
 def tree_flatten(tree):

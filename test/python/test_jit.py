@@ -5,6 +5,7 @@ line and key path."""
 
 import collections
 import dataclasses
+import functools
 import inspect
 import re
 
@@ -173,6 +174,59 @@ def test_keyword_arguments_and_defaults():
         kina.jit(scale, static_argnums=5)
     with pytest.raises(ValueError, match="both static and donated"):
         kina.jit(scale, static_argnums=0, donate_argnums=-3)
+
+
+@dataclasses.dataclass
+class WithCache:
+    w: np.ndarray
+    cache: np.ndarray = dataclasses.field(init=False)
+
+    def __post_init__(self):
+        self.cache = self.w * 2
+
+
+class Scaler:
+    def __init__(self, factor):
+        self.factor = factor
+
+    def __hash__(self):
+        return hash(self.factor)
+
+    def __eq__(self, other):
+        return isinstance(other, Scaler) and other.factor == self.factor
+
+    @kina.jit
+    def plain(self, x):  # `self` traced: not an array
+        return x
+
+    @functools.partial(kina.jit, static_argnums=0)
+    def scale(self, x):
+        return x * self.factor
+
+
+def test_jax_habits():
+    x = normal(3)
+    # A method: `self` is argument 0, static here.
+    np.testing.assert_allclose(Scaler(2.0).scale(x), 2 * x, rtol=1e-6)
+    with pytest.raises(TypeError, match="the argument self is a Scaler"):
+        Scaler(2.0).plain(x)
+    # A dataclass with a field(init=False) rebuilds.
+    out = kina.jit(lambda d: d)(WithCache(x))
+    assert isinstance(out, WithCache)
+    np.testing.assert_array_equal(out.cache, 2 * x)
+    # Python floats as results; abs(); argnums from the end.
+    value, absolute = kina.jit(lambda a: (0.5, abs(a)))(x)
+    assert value == np.float32(0.5) and value.shape == ()
+    np.testing.assert_array_equal(absolute, np.abs(x))
+    grads = kina.grad(lambda a, b: knp.sum(a * b), argnums=-1)(x, 3 * x)
+    np.testing.assert_allclose(grads, x, rtol=1e-6)
+    # Arrays are immutable; a value kept from a finished trace is named.
+    with pytest.raises(kina.TraceError, match="immutable.*knp.where"):
+        kina.jit(lambda a: a.__setitem__(0, 1.0))(x)
+    kept = []
+    kina.jit(lambda a: kept.append(a) or a)(x)
+    with pytest.raises(kina.TraceError, match="after its trace ended"):
+        kina.jit(lambda a: a + kept[0])(x)
 
 
 def test_tree_map_checks_structure():
