@@ -387,15 +387,33 @@ def jit_worker(what, spec, repeats):
     import kina
     from kina.models import gpt, gpt_traced
     if what == "jit-toy-call":
+        # The toy StoryLM-0 forward (section 1's) written with kina.numpy.
         import kina.numpy as knp
-        x = np.ones((4, 8), np.float32)
-        w = np.ones((8, 8), np.float32)
-        f = kina.jit(lambda x, w: knp.tanh(x @ w))
-        function = getattr(f.lower(x, w).compile().module,
-                           f.lower(x, w).name)
+        from kina.models import storylm0
+
+        def forward(token_ids, embed, wq, wk, wv, wo, lm_head, scale, mask):
+            x = knp.take(embed, token_ids, axis=0)
+            b, t, d = x.shape
+
+            def heads(w, perm):
+                return (x @ w).reshape(b, t, storylm0.H, -1).transpose(perm)
+            q, k_t = heads(wq, (0, 2, 1, 3)), heads(wk, (0, 2, 3, 1))
+            v = heads(wv, (0, 2, 1, 3))
+            probs = knp.softmax(q @ k_t * scale + mask, axis=3)
+            attn = (probs @ v).transpose(0, 2, 1, 3).reshape(b, t, d)
+            return (x + attn @ wo) @ lm_head
+
+        args = storylm0.arguments()
+        f = kina.jit(forward)
+        lowered = f.lower(*args)
+        function = getattr(lowered.compile().module, lowered.name)
+        expected = storylm0.forward(*args)["logits"]
+        error = float(np.abs(f(*args) - expected).max() /
+                      np.abs(expected).max())
         through = spec["through"] == "jit"
-        return timing((lambda: f(x, w)) if through else
-                      (lambda: function(x, w)), repeats, 20000)
+        return timing((lambda: f(*args)) if through else
+                      (lambda: function(*args)), repeats, 20000,
+                      relative_error=error)
     cfg = gpt.Config(**TRAINING_MODELS[spec["model"]])
     rng = np.random.default_rng(1)
     ids = rng.integers(0, cfg.v, (cfg.b, cfg.t))
@@ -884,9 +902,11 @@ def jit_section(r, models=None, **_):
           "thread")
     toy = interleaved([("jit-toy-call", dict(through="module")),
                        ("jit-toy-call", dict(through="jit"))], 1, r)
-    print("  toy tanh(x @ w), per call: module %s, kina.jit %s: the jit "
-          "adds %s" % (us(toy[0]["seconds"]), us(toy[1]["seconds"]),
-                       us(toy[1]["seconds"] - toy[0]["seconds"])))
+    print("  toy StoryLM-0 forward in kina.numpy (error %.1e against "
+          "NumPy's), per call: module %s, kina.jit %s: the jit adds %s" % (
+              toy[1]["relative_error"], us(toy[0]["seconds"]),
+              us(toy[1]["seconds"]), us(toy[1]["seconds"] -
+                                        toy[0]["seconds"])))
     for model in models or TRAINING_MODELS:
         first = interleaved([("jit-compile-generated", dict(model=model)),
                              ("jit-compile-traced", dict(model=model))], 1,

@@ -369,6 +369,8 @@ def load(path, num_threads=None):
 from . import tune  # noqa: E402
 from .gradcheck import GradientCheckError, check_grads  # noqa: E402
 from . import sharding  # noqa: E402
+# kina.numpy gives traced values their operators (x * 2.0 without it).
+from . import numpy as _kina_numpy  # noqa: E402,F401
 from .jit import (grad, jit, value_and_grad,  # noqa: E402
                   with_sharding_constraint)
 from . import trees  # noqa: E402

@@ -34,6 +34,9 @@ __all__ = ["jit", "grad", "value_and_grad", "with_sharding_constraint",
 def _abstract(leaf, describe):
     """(shape, dtype) of an argument leaf; a TypeError or ValueError
     naming it (`describe()`: "the argument params['w']")."""
+    if type(leaf) is np.ndarray and leaf.dtype in ELEMENT_TYPES and \
+            0 not in leaf.shape:
+        return leaf.shape, leaf.dtype  # the common case, at once
     if isinstance(leaf, (bool, np.bool_)):
         raise TypeError("%s is a bool: Kina has no bool arrays (pass "
                         "np.float32(1.0) or mark the argument static)" %
@@ -58,6 +61,8 @@ def _abstract(leaf, describe):
 
 
 def _as_array(leaf):
+    if type(leaf) is np.ndarray:
+        return leaf
     if isinstance(leaf, float):
         return np.float32(leaf)
     if isinstance(leaf, int):
@@ -165,7 +170,7 @@ class _Signature:
         leaves, self.treedef, self.paths = trees.flatten(self.dynamic)
         self.leaves = [_as_array(leaf) for leaf in leaves]
         self.avals = tuple(
-            _abstract(leaf, lambda path=path: self.describe(path))
+            _abstract(leaf, functools.partial(self.describe, path))
             for leaf, path in zip(leaves, self.paths))
         for i, value in self.static:
             try:

@@ -11,10 +11,18 @@ sorted order; None is an empty subtree), and the parameter names
 import dataclasses
 import re
 
+import numpy as np
+
 from . import _kina
 
 __all__ = ["flatten", "unflatten", "keystr", "leaf_name", "tree_flatten",
            "tree_leaves", "tree_map", "tree_structure", "tree_unflatten"]
+
+
+# Types that are always leaves (a cached call flattens its arguments on
+# every call: these skip the container checks).
+_LEAF_TYPES = frozenset((np.ndarray, np.float32, np.int32, np.int64, float,
+                         int))
 
 
 def _sorted_keys(d):
@@ -27,6 +35,8 @@ def _sorted_keys(d):
 def _children(node):
     """(kind, node's children with their path entries) for an inner node;
     None for a leaf. Path entries: ("key", k), ("index", i), ("attr", a)."""
+    if type(node) in _LEAF_TYPES:  # the common leaves, at once
+        return None
     if node is None:
         return ("none",), []
     if isinstance(node, dict):

@@ -7,6 +7,7 @@ import collections
 import dataclasses
 import functools
 import inspect
+import os
 import re
 
 import numpy as np
@@ -202,6 +203,19 @@ class Scaler:
     @functools.partial(kina.jit, static_argnums=0)
     def scale(self, x):
         return x * self.factor
+
+
+def test_operators_work_without_importing_kina_numpy():
+    """`import kina` alone gives traced values their operators."""
+    import subprocess
+    import sys
+    done = subprocess.run(
+        [sys.executable, "-c", "import numpy as np, kina; "
+         "print(kina.jit(lambda a: a * 2.0 + 1.0)(np.ones(2, np.float32)))"],
+        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=
+                                                 os.pathsep.join(sys.path)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[3. 3.]"
 
 
 def test_jax_habits():
