@@ -31,6 +31,10 @@ __all__ = ["jit", "grad", "value_and_grad", "with_sharding_constraint",
            "Lowered", "Compiled"]
 
 
+# The tree of one array.
+_ONE_LEAF = ("leaf",)
+
+
 def _abstract(leaf, describe):
     """(shape, dtype) of an argument leaf; a TypeError or ValueError
     naming it (`describe()`: "the argument params['w']")."""
@@ -427,6 +431,7 @@ class Jitted:
             raise ValueError("argument %s is both static and donated" %
                              ", ".join(map(str, sorted(both))))
         self.cache_dir = cache_dir
+        self._flat = {}  # ((shape, dtype), ...) -> (function, out treedef)
         self.trace_count = 0
         self.compile_count = 0
         self.cache_hits = 0
@@ -464,15 +469,49 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         if current_function() is not None:
-            raise located("kina.jit inside a traced function: call the "
-                          "function itself (it is traced into the program)")
+            return self._inline(args, kwargs)
+        if not kwargs:
+            # Arrays only, no trees: the program found by shapes and dtypes
+            # alone (a signature seen before, all of whose arguments were
+            # arrays), without flattening anything.
+            try:
+                hit = self._flat.get(tuple([(a.shape, a.dtype)
+                                            for a in args]))
+            except AttributeError:  # not all arrays
+                hit = None
+            if hit is not None:
+                function, out_treedef = hit
+                out = function(*args)
+                return out if out_treedef == _ONE_LEAF else trees.unflatten(
+                    out_treedef, out if isinstance(out, tuple) else (out,))
         args = _bind(self.f, args, kwargs)
         signature = _Signature(self.f, args, self.static_argnums)
         compiled = self._lower(signature).compile()
-        out = getattr(compiled.module, compiled.lowered.name)(
-            *signature.leaves)
+        function = getattr(compiled.module, compiled.lowered.name)
+        if not self.static_argnums and all(
+                isinstance(a, (np.ndarray, np.generic)) for a in args):
+            self._flat[tuple((a.shape, a.dtype) for a in args)] = (
+                function, compiled.lowered.out_treedef)
+        out = function(*signature.leaves)
         out = out if isinstance(out, tuple) else (out,)
         return trees.unflatten(compiled.lowered.out_treedef, out)
+
+    def _inline(self, args, kwargs):
+        """A kina.jit function called while another is traced is traced
+        into it, as jax.jit inlines (its shardings become constraints)."""
+        args = _bind(self.f, args, kwargs)
+        if self.in_shardings is not None:
+            per_argument = (self.in_shardings if isinstance(
+                self.in_shardings, (tuple, list)) else
+                [self.in_shardings] * len(args))
+            args = tuple(
+                a if i in self.static_argnums or s is None else
+                with_sharding_constraint(a, s)
+                for i, (a, s) in enumerate(zip(args, per_argument)))
+        out = self.f(*args)
+        if self.out_shardings is not None:
+            out = with_sharding_constraint(out, self.out_shardings)
+        return out
 
 
 def _argnums(what, argnums, f):

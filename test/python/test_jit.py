@@ -234,6 +234,19 @@ def test_jax_habits():
     np.testing.assert_array_equal(absolute, np.abs(x))
     grads = kina.grad(lambda a, b: knp.sum(a * b), argnums=-1)(x, 3 * x)
     np.testing.assert_allclose(grads, x, rtol=1e-6)
+    # A kina.jit function called inside another is traced into it.
+    inner = kina.jit(lambda a: a * 2.0)
+    outer = kina.jit(lambda a: inner(a) + 1.0)
+    np.testing.assert_allclose(outer(x), 2 * x + 1, rtol=1e-6)
+    assert inner.trace_count == 0 and outer.trace_count == 1
+    # Arrays alone: the second call finds the program by shapes and dtypes;
+    # another dtype still gets the argument's error.
+    product = kina.jit(lambda a, b: a * b)
+    for _ in range(2):
+        np.testing.assert_array_equal(product(x, x), x * x)
+    assert product.trace_count == 1
+    with pytest.raises(TypeError, match="the argument b has dtype float64"):
+        product(x, x.astype(np.float64))
     # Arrays are immutable; a value kept from a finished trace is named.
     with pytest.raises(kina.TraceError, match="immutable.*knp.where"):
         kina.jit(lambda a: a.__setitem__(0, 1.0))(x)
