@@ -35,6 +35,15 @@ __all__ = ["jit", "grad", "value_and_grad", "with_sharding_constraint",
 _ONE_LEAF = ("leaf",)
 
 
+def _rebuild(out_treedef, out):
+    """The result tree of a module function's result (an array, or a
+    tuple of them for several)."""
+    if out_treedef == _ONE_LEAF:
+        return out
+    return trees.unflatten(out_treedef,
+                           out if isinstance(out, tuple) else (out,))
+
+
 def _abstract(leaf, describe):
     """(shape, dtype) of an argument leaf; a TypeError or ValueError
     naming it (`describe()`: "the argument params['w']")."""
@@ -317,9 +326,8 @@ class Compiled:
                 "called with arguments other than those it was compiled "
                 "for (%s); call the kina.jit function instead, which "
                 "compiles again" % _difference(lowered.signature, signature))
-        out = getattr(self.module, lowered.name)(*signature.leaves)
-        out = out if isinstance(out, tuple) else (out,)
-        return trees.unflatten(lowered.out_treedef, out)
+        return _rebuild(lowered.out_treedef,
+                        getattr(self.module, lowered.name)(*signature.leaves))
 
     def cost(self):
         return self.module.cost(self.lowered.name)
@@ -481,9 +489,7 @@ class Jitted:
                 hit = None
             if hit is not None:
                 function, out_treedef = hit
-                out = function(*args)
-                return out if out_treedef == _ONE_LEAF else trees.unflatten(
-                    out_treedef, out if isinstance(out, tuple) else (out,))
+                return _rebuild(out_treedef, function(*args))
         args = _bind(self.f, args, kwargs)
         signature = _Signature(self.f, args, self.static_argnums)
         compiled = self._lower(signature).compile()
@@ -492,9 +498,8 @@ class Jitted:
                 isinstance(a, (np.ndarray, np.generic)) for a in args):
             self._flat[tuple((a.shape, a.dtype) for a in args)] = (
                 function, compiled.lowered.out_treedef)
-        out = function(*signature.leaves)
-        out = out if isinstance(out, tuple) else (out,)
-        return trees.unflatten(compiled.lowered.out_treedef, out)
+        return _rebuild(compiled.lowered.out_treedef,
+                        function(*signature.leaves))
 
     def _inline(self, args, kwargs):
         """A kina.jit function called while another is traced is traced

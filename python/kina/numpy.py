@@ -150,14 +150,16 @@ def _common_shape(what, *values):
         ) from None
 
 
-def _elementwise(what, token, a, b, result_dtype=None):
+def _elementwise(what, token, a, b, float_only=False):
     function = _function_of(a, b)
     a, b = _operand(a, function), _operand(b, function)
+    if float_only:
+        _require_float(what, a, b)
     dtype = _same_dtype(what, a, b)
     shape = _common_shape(what, a, b)
     a, b = _broadcast_to(function, a, shape), _broadcast_to(function, b, shape)
     return function.emit("%s %s %s" % (a.name, token, b.name), shape,
-                         result_dtype or dtype)
+                         dtype)
 
 
 def add(a, b):
@@ -178,9 +180,7 @@ def divide(a, b):
 
 def _comparison(what, token):
     def compare(a, b):
-        function = _function_of(a, b)
-        _require_float(what, _operand(a, function), _operand(b, function))
-        return _elementwise(what, token, a, b)
+        return _elementwise(what, token, a, b, float_only=True)
     compare.__name__ = what
     compare.__doc__ = ("`a %s b` as an F32 mask: 1.0 where it holds, 0.0 "
                        "elsewhere (NaN compares false)" % token)
@@ -372,19 +372,16 @@ def broadcast_to(x, shape):
     function = _function_of(x)
     x = _operand(x, function)
     shape = tuple(shape)
-    if _common_shape("broadcast_to", x, _Shape(shape)) != shape:
+    try:
+        fits = tuple(np.broadcast_shapes(x.shape, shape)) == shape
+    except ValueError:
+        fits = False
+    if not fits:
         raise located("broadcast_to: shape %s does not broadcast to %s" %
                       (list(x.shape), list(shape)))
     if isinstance(x, _Literal):
         return full(shape, x.value)
     return _broadcast_to(function, x, shape)
-
-
-class _Shape:
-    """A shape alone, for _common_shape."""
-
-    def __init__(self, shape):
-        self.shape = shape
 
 
 def expand_dims(x, axis):
