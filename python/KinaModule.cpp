@@ -586,6 +586,52 @@ py::dict toDict(const mlir::kina::ModuleSignature &signature) {
   return d;
 }
 
+/// The options of automatic sharding from Python's dict (kina.auto_shard
+/// writes it; unknown keys are its bug, so they raise).
+mlir::kina::AutoShardOptions autoShardOptions(const py::dict &given) {
+  mlir::kina::AutoShardOptions options;
+  for (auto [key, value] : given) {
+    std::string name = py::cast<std::string>(key);
+    if (name == "objective") {
+      std::string objective = py::cast<std::string>(value);
+      if (objective != "time" && objective != "bytes")
+        throw py::value_error("objective is 'time' or 'bytes', got '" +
+                              objective + "'");
+      options.objective = objective == "bytes"
+                              ? mlir::kina::AutoShardOptions::Objective::Bytes
+                              : mlir::kina::AutoShardOptions::Objective::Time;
+    } else if (name == "budget_bytes") {
+      options.budgetBytes = py::cast<int64_t>(value);
+    } else if (name == "enumerate") {
+      options.enumerateUpTo = py::cast<int64_t>(value);
+    } else if (name == "seconds_limit") {
+      options.secondsLimit = py::cast<double>(value);
+    } else if (name == "flops_per_second") {
+      options.machine.flopsPerSecond = py::cast<double>(value);
+    } else if (name == "memory_bytes_per_second") {
+      options.machine.memoryBytesPerSecond = py::cast<double>(value);
+    } else if (name == "collectives") {
+      for (auto [kind, figures] : py::cast<py::dict>(value)) {
+        std::string k = py::cast<std::string>(kind);
+        auto it = std::find_if(
+            std::begin(mlir::kina::kCollectiveKinds),
+            std::end(mlir::kina::kCollectiveKinds),
+            [&](const char *known) { return k == known; });
+        if (it == std::end(mlir::kina::kCollectiveKinds))
+          throw py::value_error("unknown collective kind '" + k + "'");
+        auto [latency, bandwidth] =
+            py::cast<std::pair<double, double>>(figures);
+        options.machine
+            .collectives[it - std::begin(mlir::kina::kCollectiveKinds)] = {
+            latency, bandwidth};
+      }
+    } else {
+      throw py::value_error("unknown auto-shard option '" + name + "'");
+    }
+  }
+  return options;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_kina, m) {
@@ -644,16 +690,44 @@ PYBIND11_MODULE(_kina, m) {
       .def_readonly("collectives", &mlir::kina::CostRecords::collectives)
       .def_readonly("costs", &mlir::kina::CostRecords::costs);
 
+  py::class_<mlir::kina::AutoShardReport>(m, "AutoShardReport")
+      .def_readonly("function", &mlir::kina::AutoShardReport::function)
+      .def_readonly("objective", &mlir::kina::AutoShardReport::objective)
+      .def_readonly("bound", &mlir::kina::AutoShardReport::bound)
+      .def_readonly("gap", &mlir::kina::AutoShardReport::gap)
+      .def_readonly("optimal", &mlir::kina::AutoShardReport::optimal)
+      .def_readonly("bytes_objective",
+                    &mlir::kina::AutoShardReport::bytesObjective)
+      .def_readonly("predicted_seconds",
+                    &mlir::kina::AutoShardReport::predictedSeconds)
+      .def_readonly("bytes_per_device",
+                    &mlir::kina::AutoShardReport::bytesPerDevice)
+      .def_readonly("peak_bytes", &mlir::kina::AutoShardReport::peakBytes)
+      .def_readonly("collectives", &mlir::kina::AutoShardReport::collectives)
+      .def_readonly("decisions", &mlir::kina::AutoShardReport::nodes)
+      .def_readonly("variables", &mlir::kina::AutoShardReport::variables)
+      .def_readonly("constraints", &mlir::kina::AutoShardReport::constraints)
+      .def_readonly("parameters", &mlir::kina::AutoShardReport::parameters)
+      .def_readonly("enumerated", &mlir::kina::AutoShardReport::enumerated)
+      .def_readonly("enumerated_best",
+                    &mlir::kina::AutoShardReport::enumeratedBest)
+      .def("remark", [](const mlir::kina::AutoShardReport &r) {
+        return mlir::kina::remarkText(r);
+      });
+
   m.def(
       "compile_to_file",
       [](const std::string &text, const std::string &filename,
          const std::string &soPath, bool probes,
-         const std::string &matmulTuning, bool locations) {
+         const std::string &matmulTuning, bool locations,
+         const py::dict &autoShard) {
+        mlir::kina::AutoShardOptions options = autoShardOptions(autoShard);
         mlir::kina::CompileOutput output;
         {
           py::gil_scoped_release release;
           output = mlir::kina::compileKinaSource(text, filename, soPath, probes,
-                                                 matmulTuning, locations);
+                                                 matmulTuning, locations,
+                                                 options);
         }
         py::dict ir;
         ir["kina"] = output.kinaIR;
@@ -663,15 +737,19 @@ PYBIND11_MODULE(_kina, m) {
         ir["linalg"] = output.linalgIR;
         ir["llvm"] = output.llvmIR;
         return py::make_tuple(output.ok, output.diagnostics, ir,
-                              std::move(output.records));
+                              std::move(output.records),
+                              std::move(output.autoShard));
       },
       py::arg("text"), py::arg("filename"), py::arg("so_path"),
       py::arg("probes") = false, py::arg("matmul_tuning") = "",
-      py::arg("locations") = false,
+      py::arg("locations") = false, py::arg("auto_shard") = py::dict(),
       "Compile .kina source to a shared object: (ok, diagnostics, {stage: "
-      "IR}, CostRecords) for the stages kina, propagated, host, spmd, "
-      "linalg, llvm; with locations, each op's source location in the "
-      "IR.");
+      "IR}, CostRecords, [AutoShardReport]) for the stages kina, "
+      "propagated, host, spmd, linalg, llvm; with locations, each op's "
+      "source location in the IR. `auto_shard`: how functions with @auto "
+      "placements are placed (keys objective, budget_bytes, enumerate, "
+      "seconds_limit, flops_per_second, memory_bytes_per_second, "
+      "collectives: {kind: (latency_s, bytes_per_s)}).");
 
   m.def("reserved_words", &mlir::kina::reservedWords,
         "The words no variable, parameter or function may be named: "

@@ -83,13 +83,14 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
     ExportedStages stages;
     FailureOr<OwningOpRef<ModuleOp>> exported =
         buildExportedForms(kinaModule, options.probes, &stages,
-                           options.printLocations);
+                           options.printLocations, options.autoShard);
     if (failed(exported))
       return failure();
     out.propagatedIR = std::move(stages.propagated);
     out.hostIR = std::move(stages.host);
     out.spmdIR = std::move(stages.spmd);
     out.records = std::move(stages.records);
+    out.autoShard = std::move(stages.autoShard);
     module = std::move(*exported);
     // The host functions as the program declares them (parameter names,
     // entry) and the per-device forms of the mesh-placed ones; with

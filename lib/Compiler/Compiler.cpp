@@ -60,7 +60,8 @@ mlir::kina::CompileOutput
 mlir::kina::compileKinaSource(const std::string &text,
                               const std::string &filename,
                               const std::string &soPath, bool probes,
-                              const std::string &matmulTuning, bool locations) {
+                              const std::string &matmulTuning, bool locations,
+                              const AutoShardOptions &autoShard) {
   return withImported(
       text, filename, [&](mlir::ModuleOp module, CompileOutput &output) {
         mlir::kina::CompileArtifacts artifacts;
@@ -68,6 +69,7 @@ mlir::kina::compileKinaSource(const std::string &text,
         options.probes = probes;
         options.matmulTuning = matmulTuning;
         options.printLocations = locations;
+        options.autoShard = autoShard;
         bool ok = succeeded(mlir::kina::compileToSharedObject(
             module, soPath, options, &artifacts));
         output.kinaIR = std::move(artifacts.kinaIR);
@@ -77,6 +79,7 @@ mlir::kina::compileKinaSource(const std::string &text,
         output.linalgIR = std::move(artifacts.linalgIR);
         output.llvmIR = std::move(artifacts.llvmIR);
         output.records = std::move(artifacts.records);
+        output.autoShard = std::move(artifacts.autoShard);
         return ok;
       });
 }

@@ -58,7 +58,8 @@ LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
   StringAttr name = attr.getName();
   if (name == getEntryAttrHelper().getName() ||
       name == getParallelBodyAttrHelper().getName() ||
-      name == getReshardAfterForwardAttrHelper().getName()) {
+      name == getReshardAfterForwardAttrHelper().getName() ||
+      name == getAutoShardedAttrHelper().getName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
       return op->emitError()
              << "'" << name.getValue() << "' is a unit attribute of a function";

@@ -155,6 +155,9 @@ PlacementAttr MLIRGen::convertPlacement(const TypeSpec &spec, bool asResult) {
   }
   if (spec.placement == Kind::Replicated)
     return PlacementAttr::getReplicated(&context);
+  // On the mesh, placed by automatic sharding (--kina-auto-shard).
+  if (spec.placement == Kind::Auto)
+    return PlacementAttr::getAuto(&context);
   std::optional<SmallVector<StringAttr>> over =
       spec.placement == Kind::Partial
           ? SmallVector<StringAttr>()

@@ -10,6 +10,7 @@
 
 #include "Kina/Pipelines/ExportedForms.h"
 
+#include "Kina/AutoShard/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Differentiate/Passes.h"
 #include "Kina/Sharding/Cost.h"
@@ -194,7 +195,8 @@ bool mlir::kina::isPerDeviceProgram(ModuleOp program) {
 
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::kina::buildExportedForms(ModuleOp program, bool probes,
-                               ExportedStages *stages, bool locations) {
+                               ExportedStages *stages, bool locations,
+                               const AutoShardOptions &autoShard) {
   ExportedStages unused;
   ExportedStages &out = stages ? *stages : unused;
   auto print = [locations](ModuleOp module) {
@@ -208,6 +210,14 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
       runOnCopy(program, createDifferentiatePass());
   if (failed(differentiated))
     return failure();
+  // Functions with `@auto` parameters or results are placed by the
+  // solver before the propagation places the rest.
+  if (hasAutoPlacements(**differentiated)) {
+    differentiated = runOnCopy(
+        **differentiated, createAutoShardPass(autoShard, out.autoShard));
+    if (failed(differentiated))
+      return failure();
+  }
   if (isPerDeviceProgram(program)) {
     if (probes)
       return program.emitError(

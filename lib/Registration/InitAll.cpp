@@ -1,6 +1,7 @@
 //===- InitAll.cpp - Register everything Kina adds to MLIR ----------------===//
 #include "Kina/InitAll.h"
 
+#include "Kina/AutoShard/Passes.h"
 #include "Kina/Conversion/Passes.h"
 #include "Kina/Differentiate/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
@@ -21,6 +22,7 @@ void mlir::kina::registerAllPasses() {
   mlir::kina::registerKinaToLinalgPipeline();
   mlir::kina::registerKinaTransformsPasses();
   mlir::kina::registerKinaShardingPasses();
+  mlir::kina::registerKinaAutoShardPasses();
   mlir::kina::registerKinaDifferentiatePasses();
   mlir::kina::registerKinaPipelines();
 }

@@ -979,6 +979,10 @@ static LogicalResult propagateModule(ModuleOp module,
   Propagation propagation(MeshOp::lookup(module), records,
                           std::move(calledFromMesh), axisOrder);
   for (func::FuncOp fn : calleesFirst(module, symbols)) {
+    // A plan --kina-auto-shard wrote is placed, collectives and all, as
+    // its solver priced it: nothing here may change its bytes.
+    if (KinaDialect::AutoShardedAttrHelper(fn.getContext()).isAttrPresent(fn))
+      continue;
     if (failed(propagation.run(fn)))
       return failure();
     hoistGathers(fn);

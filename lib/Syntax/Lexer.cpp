@@ -146,7 +146,8 @@ Token Lexer::next() {
       advance();
     std::string word = source.slice(start, pos).str();
     if (word == "@main" || word == "@host" || word == "@mesh" ||
-        word == "@replicated" || word == "@sharded" || word == "@partial")
+        word == "@replicated" || word == "@sharded" || word == "@partial" ||
+        word == "@auto")
       return make(TokenKind::AtWord, loc, word);
     // `a @b` is a matmul of a and b: step back to lex `b` on its own.
     pos = start + 1;

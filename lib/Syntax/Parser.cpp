@@ -308,23 +308,28 @@ bool Parser::parseNameOrList(std::vector<std::string> &names) {
 /// MLIRGen's (and the dialect's) to check.
 bool Parser::parsePlacement(TypeSpec &type) {
   type.placementLoc = tok().loc;
-  // `@auto`, `@local`: placements the compiler gives values, which a
+  // `@local`: the placement the compiler gives a device's block, which a
   // program does not write.
   if (tok().is(TokenKind::At) && peekTok().is(TokenKind::Identifier))
     return error(tok().loc, "unknown placement '@" + peekTok().text +
                                 "': a type says @host, @replicated, "
-                                "@sharded(...) or, on a result, "
+                                "@sharded(...), @auto or, on a result, "
                                 "@partial(...); the compiler places the "
                                 "values a program does not annotate");
   if (!tok().is(TokenKind::AtWord) ||
       (tok().text != "@host" && tok().text != "@replicated" &&
-       tok().text != "@sharded" && tok().text != "@partial"))
-    return expected("a placement (@host, @replicated, @sharded(...) or "
-                    "@partial(...))");
+       tok().text != "@sharded" && tok().text != "@partial" &&
+       tok().text != "@auto"))
+    return expected("a placement (@host, @replicated, @sharded(...), @auto "
+                    "or @partial(...))");
   std::string word = tok().text;
   consume();
   if (word == "@host")
     return true;
+  if (word == "@auto") {
+    type.placement = TypeSpec::Placement::Auto;
+    return true;
+  }
   if (word == "@replicated") {
     type.placement = TypeSpec::Placement::Replicated;
     return true;

@@ -58,8 +58,14 @@ class Module:
     """A compiled program: one attribute per exported function."""
 
     def __init__(self, library, shared_object, ir=None, source=None,
-                 records=None):
+                 records=None, plans=None, auto_shard=None):
         self._library = library
+        # What automatic sharding found for each function it placed (the
+        # functions with @auto placements), and the options it was asked
+        # with, which every recompile of this module (probes, locations)
+        # passes again: the solver gives one plan for one input.
+        self.plans = {plan.function: plan for plan in plans or []}
+        self._auto_shard = dict(auto_shard or {})
         # What the placement propagation inserted and what each function
         # costs a device: the compiler's records, for a module compiled
         # here (a .so does not carry them: empty for kina.load()).
@@ -212,7 +218,8 @@ class Module:
                     "simulate(..., report=False)")
             text, filename, matmul_tuning = self._source
             self._probed_module = _compile(text, filename, matmul_tuning,
-                                           probes=True)
+                                           probes=True,
+                                           auto_shard=self._auto_shard)
         return self._probed_module
 
     def _device_function(self, name):
@@ -248,7 +255,8 @@ class Module:
         if self._located_ir is None:
             text, filename, matmul_tuning = self._source
             self._located_ir = _compile(text, filename, matmul_tuning,
-                                        locations=True)._ir
+                                        locations=True,
+                                        auto_shard=self._auto_shard)._ir
         return self._located_ir[stage]
 
     def save(self, path):
@@ -299,20 +307,23 @@ def check(source, filename="<string>"):
 
 
 def compile(source, filename="<string>", num_threads=None,
-            matmul_tuning=None, cache_dir=None):
+            matmul_tuning=None, cache_dir=None, auto_shard=None):
     """Compiles `.kina` source text; raises CompileError. `num_threads`
     sets Module.num_threads (None: $KINA_NUM_THREADS, else every core).
     `matmul_tuning`: a tuning file measured on this CPU (`python3 -m
     kina.tune`) whose parameters replace the model's for its shapes.
     `cache_dir` (default $KINA_CACHE_DIR; unset: no cache): a directory
     of compiled modules keyed on everything a compile reads (kina.cache);
-    a hit loads the module instead of compiling (`Module.from_cache`)."""
+    a hit loads the module instead of compiling (`Module.from_cache`).
+    Functions with `@auto` parameters or results are placed by automatic
+    sharding (`auto_shard`: its options, as kina.auto_shard passes them;
+    such programs are not cached, and `Module.plans` says each plan)."""
     _check_text(source, filename, "compile")
     _thread_count(num_threads)
     cache_dir = cache_dir or _cache.default_directory()
-    if cache_dir is None:
-        return _with_threads(_compile(source, filename, matmul_tuning),
-                             num_threads)
+    if cache_dir is None or auto_shard is not None or "@auto" in source:
+        return _with_threads(_compile(source, filename, matmul_tuning,
+                                      auto_shard=auto_shard), num_threads)
     key = _cache.entry_key(source, filename, matmul_tuning)
     entry = _cache.load_entry(cache_dir, key)
     if entry is not None:
@@ -328,13 +339,14 @@ def compile(source, filename="<string>", num_threads=None,
 
 
 def _compile(source, filename, matmul_tuning=None, probes=False,
-             locations=False):
+             locations=False, auto_shard=None):
     tuning = "" if matmul_tuning is None else os.fspath(matmul_tuning)
     directory = tempfile.mkdtemp(prefix="kina-")
     try:
         path = os.path.join(directory, "module.so")
-        ok, diagnostics, ir, records = _kina.compile_to_file(
-            source, filename, path, probes, tuning, locations)
+        ok, diagnostics, ir, records, plans = _kina.compile_to_file(
+            source, filename, path, probes, tuning, locations,
+            dict(auto_shard or {}))
         if not ok:
             raise CompileError(diagnostics.rstrip())
         with open(path, "rb") as f:
@@ -344,7 +356,8 @@ def _compile(source, filename, matmul_tuning=None, probes=False,
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return Module(library, shared_object, ir,
-                  (source, filename, matmul_tuning), records)
+                  (source, filename, matmul_tuning), records, plans,
+                  auto_shard)
 
 
 def compile_file(path, num_threads=None, matmul_tuning=None):
@@ -367,6 +380,7 @@ def load(path, num_threads=None):
 # Last: kina.tune, kina.check_grads and kina.jit compile through `compile`
 # above.
 from . import tune  # noqa: E402
+from .autoshard import Plan, auto_shard  # noqa: E402
 from .gradcheck import GradientCheckError, check_grads  # noqa: E402
 from . import sharding  # noqa: E402
 # kina.numpy gives traced values their operators (x * 2.0 without it).

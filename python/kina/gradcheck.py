@@ -62,7 +62,8 @@ def check_grads(module, name, *args, wrt, eps=1e-3, rtol=2e-2, seed=0,
     text, filename, tuning = module._source
     checker = "%s_check_grads" % name
     checked = _compile(text + "\nfn %s = reverseMode(%s, wrt=[%s])\n" % (
-        checker, name, ", ".join(wrt)), filename, tuning)
+        checker, name, ", ".join(wrt)), filename, tuning,
+        auto_shard=module._auto_shard)
     rng = np.random.default_rng(seed)
     args = [np.asarray(a) for a in bind_arguments(signature, args, kwargs)]
     result = signature.result

@@ -184,7 +184,7 @@ def test_remarks_are_rendered_from_the_records_python_reads(tmp_path):
     """The compile returns typed records; each remark it says is its
     record rendered, and m.remarks / m.cost are built from the records,
     never from the remarks' text (rewording one changes no record)."""
-    ok, diagnostics, _, records = kina._kina.compile_to_file(
+    ok, diagnostics, _, records, _ = kina._kina.compile_to_file(
         LAYER, "layer.kina", str(tmp_path / "layer.so"))
     assert ok and records.collectives and records.costs
     said = [line for line in diagnostics.splitlines() if ": remark: " in line]

@@ -31,6 +31,8 @@ public:
   int addBinary(std::string name, double cost) {
     return addVariable(std::move(name), 0, 1, cost, /*integer=*/true);
   }
+  /// Adds `cost` to the objective coefficient of `variable`.
+  void addCost(int variable, double cost) { variables[variable].cost += cost; }
   /// sum(coefficient * x[variable]) `sense` rhs.
   void addConstraint(std::string name,
                      std::vector<std::pair<int, double>> terms, Sense sense,

@@ -7,6 +7,7 @@
 #ifndef KINA_COMPILER_COMPILEMODULE_H
 #define KINA_COMPILER_COMPILEMODULE_H
 
+#include "Kina/AutoShard/AutoShardOptions.h"
 #include "Kina/Sharding/CostRecords.h"
 #include "Kina/Signature/Signature.h"
 
@@ -27,6 +28,7 @@ struct CompileArtifacts {
   std::string llvmIR;   // optimized LLVM IR, with the C ABI wrappers
   ModuleSignature signature;
   CostRecords records; // the propagation's collectives, the costs
+  std::vector<AutoShardReport> autoShard; // the plans the solver found
 };
 
 struct CompileOptions {
@@ -48,6 +50,8 @@ struct CompileOptions {
   /// location beside it (`loc("prog.kina":3:7)`), and give the LLVM IR
   /// line tables (`!DILocation(line: 3, column: 7, ...)`) for them.
   bool printLocations = false;
+  /// How functions with `@auto` placements are auto-sharded.
+  AutoShardOptions autoShard;
 };
 
 /// Compiles a kina module (it is not modified) to a relocatable object in

@@ -7,10 +7,12 @@
 #ifndef KINA_COMPILER_COMPILER_H
 #define KINA_COMPILER_COMPILER_H
 
+#include "Kina/AutoShard/AutoShardOptions.h"
 #include "Kina/Sharding/CostRecords.h"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mlir::kina {
 
@@ -24,6 +26,8 @@ struct CompileOutput {
   /// What the compile decided, as data: every collective the propagation
   /// inserted and every function's cost (the remarks say the same).
   CostRecords records;
+  /// The plans --kina-auto-shard found (functions with `@auto` placements).
+  std::vector<AutoShardReport> autoShard;
 };
 
 /// Compiles `.kina` source (named `filename` in diagnostics) to a shared
@@ -38,7 +42,8 @@ CompileOutput compileKinaSource(const std::string &text,
                                 const std::string &soPath,
                                 bool probes = false,
                                 const std::string &matmulTuning = "",
-                                bool locations = false);
+                                bool locations = false,
+                                const AutoShardOptions &autoShard = {});
 
 /// This CPU as tuning files name it (kina::cpuKey), and the matmul
 /// parameters the analytic model chooses for it: what `python3 -m

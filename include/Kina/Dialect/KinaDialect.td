@@ -52,6 +52,9 @@ def Kina_Dialect : Dialect {
       function whose weights split at rest are gathered again for the
       backward (`reshard_after_forward=true`, as FSDP2's) instead of kept
       from the forward: the propagation never merges the two gathers;
+    - `kina.auto_sharded` (unit, on a `func.func`): every value placed and
+      every collective inserted by `--kina-auto-shard`'s plan; the
+      propagation leaves the function as it is;
     - `kina.pack_rows` (unit, on a loop): the loop of `kina-tile-matmuls`
       that packs a block of B row by row, whose reads the prefetch passes
       run ahead of. A hint: a loop without it is only not prefetched.
@@ -74,7 +77,8 @@ def Kina_Dialect : Dialect {
     "::mlir::StringAttr":$per_device,
     "::mlir::UnitAttr":$pack_rows,
     "::mlir::UnitAttr":$weight,
-    "::mlir::UnitAttr":$reshard_after_forward
+    "::mlir::UnitAttr":$reshard_after_forward,
+    "::mlir::UnitAttr":$auto_sharded
   );
   let extraClassDeclaration = [{
     void registerTypes();

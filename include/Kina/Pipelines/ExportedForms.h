@@ -8,6 +8,7 @@
 #ifndef KINA_PIPELINES_EXPORTEDFORMS_H
 #define KINA_PIPELINES_EXPORTEDFORMS_H
 
+#include "Kina/AutoShard/AutoShardOptions.h"
 #include "Kina/Sharding/CostRecords.h"
 #include "Kina/Signature/Signature.h"
 
@@ -43,6 +44,8 @@ namespace mlir::kina {
 struct ExportedStages {
   std::string propagated, host, spmd;
   CostRecords records;
+  /// What --kina-auto-shard found, per function it placed.
+  std::vector<AutoShardReport> autoShard;
 };
 
 /// Whether `program`'s functions are per-device (`@local`) ones.
@@ -51,7 +54,8 @@ bool isPerDeviceProgram(ModuleOp program);
 /// (printingFlags).
 FailureOr<OwningOpRef<ModuleOp>>
 buildExportedForms(ModuleOp program, bool probes = false,
-                   ExportedStages *stages = nullptr, bool locations = false);
+                   ExportedStages *stages = nullptr, bool locations = false,
+                   const AutoShardOptions &autoShard = {});
 
 /// How the stages are printed for readers: with `locations`, each op's
 /// source location beside it (`loc("prog.kina":3:7)`, not an alias at the

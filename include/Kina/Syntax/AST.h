@@ -34,7 +34,7 @@ using DiagnosticList = std::vector<FrontendDiagnostic>;
 /// `Tensor[F32, [1, 4, 4], @host]`, `Tensor[F32, [4, 8], @sharded(axis=1)]`,
 /// `Tensor[F32, [4, 8], @partial(over=dp)]` (a result's only).
 struct TypeSpec {
-  enum class Placement { Host, Replicated, Sharded, Partial };
+  enum class Placement { Host, Replicated, Sharded, Partial, Auto };
   SourceLoc loc;
   DType elementType = DType::F32;
   std::vector<int64_t> dims;

@@ -1,0 +1,190 @@
+//===- AutoShard.cpp - The cheapest placement of a function ---------------===//
+
+#include "Kina/AutoShard/AutoShard.h"
+
+#include "Apply.h"
+#include "Problem.h"
+#include "Solve.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::kina;
+using namespace mlir::kina::autoshard;
+
+/// The form the problem reads: a placement the program writes on an op's
+/// result (a declared result type, an ascription) becomes a reshard after
+/// the op, so that the op's own strategy stays free; a reshard to `@auto`
+/// (a call's argument placed as its parameter) is nothing.
+static void prepare(func::FuncOp fn) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : fn.getBody().front())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (auto reshard = dyn_cast<ReshardOp>(op)) {
+      if (placementOf(reshard.getResult()).isAuto()) {
+        reshard.getResult().replaceAllUsesWith(reshard.getInput());
+        reshard->erase();
+      }
+      continue;
+    }
+    if (op->getNumResults() != 1 || op->getNumOperands() == 0)
+      continue;
+    Value result = op->getResult(0);
+    auto type = dyn_cast<KinaTensorType>(result.getType());
+    if (!type || !type.getPlacement().isMesh())
+      continue;
+    result.setType(type.withPlacement(PlacementAttr::getAuto(fn.getContext())));
+    OpBuilder builder(op->getContext());
+    builder.setInsertionPointAfter(op);
+    auto pin = ReshardOp::create(builder, op->getLoc(), type, result);
+    result.replaceAllUsesExcept(pin.getResult(), pin);
+  }
+}
+
+/// The bytes of `value`'s smallest block among its placements.
+static int64_t smallestBlock(Problem &problem, Value value) {
+  int64_t smallest = INT64_MAX;
+  for (auto &[placement, choices] : problem.candidates(value))
+    smallest = std::min(smallest, problem.blockBytes(value, placement));
+  return smallest;
+}
+
+/// Why no plan fits the budget: the program point whose live values,
+/// each placed in its smallest block, still exceed it.
+static void explainBudget(Problem &problem) {
+  int64_t worst = -1, worstBytes = 0;
+  for (auto [i, live] : llvm::enumerate(problem.livePoints)) {
+    int64_t bytes = 0;
+    for (Value value : live)
+      bytes += smallestBlock(problem, value);
+    if (bytes > worstBytes) {
+      worst = i;
+      worstBytes = bytes;
+    }
+  }
+  func::FuncOp fn = problem.function;
+  if (worst < 0 || worstBytes <= problem.options.budgetBytes) {
+    emitError(fn.getLoc())
+        << "auto-shard: no plan of '" << fn.getName() << "' fits "
+        << problem.options.budgetBytes
+        << " bytes per device at every program point (each point fits "
+           "alone; the placements they need conflict)";
+    return;
+  }
+  Operation *at = &*std::next(fn.getBody().front().begin(), worst);
+  InFlightDiagnostic diagnostic = emitError(at->getLoc());
+  diagnostic << "auto-shard: no plan of '" << fn.getName() << "' fits "
+             << problem.options.budgetBytes
+             << " bytes per device: after this op every device holds at "
+                "least "
+             << worstBytes << " bytes (" << worstBytes -
+                                             problem.options.budgetBytes
+             << " over), split as finely as the mesh allows:";
+  SmallVector<std::pair<int64_t, std::string>> held;
+  for (Value value : problem.livePoints[worst]) {
+    int64_t smallest = smallestBlock(problem, value);
+    std::string name;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      auto attr = fn.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), KinaDialect::NameAttrHelper::getNameStr());
+      name = attr ? "'" + attr.str() + "'"
+                  : "argument #" + std::to_string(arg.getArgNumber());
+    } else {
+      name = "the value of " + locationText(value.getLoc());
+    }
+    held.push_back({smallest, name});
+  }
+  llvm::sort(held, [](auto &a, auto &b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  for (auto [i, entry] : llvm::enumerate(held)) {
+    if (i == 5) {
+      diagnostic << " ...";
+      break;
+    }
+    diagnostic << (i ? ", " : " ") << entry.second << " " << entry.first
+               << " B";
+  }
+}
+
+LogicalResult mlir::kina::autoShard(func::FuncOp fn,
+                                    const AutoShardOptions &options,
+                                    AutoShardReport *report) {
+  MeshOp mesh = MeshOp::lookup(fn);
+  if (!mesh)
+    return fn.emitError("auto-shard needs a mesh: declare one with "
+                        "@mesh([...])");
+  if (!fn.getBody().hasOneBlock())
+    return fn.emitError("auto-shard: a function of one block expected");
+  prepare(fn);
+  FailureOr<Problem> problem = Problem::build(fn, mesh, options);
+  if (failed(problem))
+    return failure();
+  Solution solution = solve(*problem);
+  if (!solution.result.hasSolution()) {
+    if (options.budgetBytes > 0 &&
+        solution.result.status == Milp::Result::Status::Infeasible) {
+      explainBudget(*problem);
+      return failure();
+    }
+    return fn.emitError() << "auto-shard: the solver found no plan for '"
+                          << fn.getName() << "' in "
+                          << options.secondsLimit << " s";
+  }
+  AutoShardReport out;
+  out.function = fn.getName().str();
+  out.objective = solution.objective;
+  out.bytesObjective = options.objective == AutoShardOptions::Objective::Bytes;
+  out.bound = solution.bound;
+  out.gap = solution.result.gap();
+  out.optimal = solution.result.status == Milp::Result::Status::Optimal;
+  out.nodes = problem->nodes.size();
+  out.variables = solution.variables;
+  out.constraints = solution.constraints;
+  Problem::Evaluation evaluation = problem->evaluate(solution.choices);
+  out.predictedSeconds = evaluation.seconds;
+  out.bytesPerDevice = evaluation.bytes;
+  out.peakBytes = evaluation.peakBytes;
+  out.collectives = evaluation.collectives;
+  if (options.enumerateUpTo > 0)
+    if (auto all = enumerateAll(*problem, options.enumerateUpTo)) {
+      out.enumerated = all->first;
+      out.enumeratedBest = all->second;
+    }
+  if (failed(applyPlan(*problem, solution.choices)))
+    return failure();
+  for (auto [i, arg] : llvm::enumerate(fn.getArguments())) {
+    auto name = fn.getArgAttrOfType<StringAttr>(
+        i, KinaDialect::NameAttrHelper::getNameStr());
+    out.parameters.push_back(
+        {name ? name.str() : "#" + std::to_string(i), placementOf(arg).str()});
+  }
+  KinaDialect::AutoShardedAttrHelper(fn.getContext())
+      .setAttr(fn, UnitAttr::get(fn.getContext()));
+  emitRemark(fn.getLoc()) << remarkText(out);
+  if (report)
+    *report = std::move(out);
+  return success();
+}
+
+std::string mlir::kina::remarkText(const AutoShardReport &report) {
+  std::string text = llvm::formatv(
+      "auto-shard of '{0}': {1} plan, objective {2:f1} {12} (CBC's bound "
+      "{3:f1}, gap {4:e2}); predicted {5:e} s, {6} bytes sent per device in {7} "
+      "collectives, {8} bytes at peak; {9} decisions, {10} variables, {11} "
+      "constraints",
+      report.function, report.optimal ? "optimal" : "feasible",
+      report.objective, report.bound, report.gap, report.predictedSeconds,
+      report.bytesPerDevice, report.collectives, report.peakBytes,
+      report.nodes, report.variables, report.constraints,
+      report.bytesObjective ? "B" : "ns");
+  text += "; parameters:";
+  for (auto [i, parameter] : llvm::enumerate(report.parameters))
+    text += (i ? ", " : " ") + parameter.first + " " + parameter.second;
+  if (report.enumerated > 0)
+    text += llvm::formatv("; enumerated {0} plans: the best's objective {1:f1}",
+                          report.enumerated, report.enumeratedBest)
+                .str();
+  return text;
+}

@@ -1,0 +1,130 @@
+"""Automatic sharding from Python: `kina.auto_shard(source, ...)` places
+every value of a program's functions that have `@auto` parameters or
+results by the cheapest plan of a mixed-integer program (solved by CBC),
+compiles it, and returns a `Plan` (docs/interfaces.md, "Automatic
+sharding").
+"""
+
+import warnings
+
+from . import calibrate as _calibrate
+
+OBJECTIVES = ("time", "bytes")
+BACKENDS = ("simulator", "mpi")
+
+
+def machine_options(calibration=None, backend="simulator"):
+    """The cost model's figures as the compiler takes them, from a
+    calibration (a path, a dict as `kina.calibrate.load` returns, or None:
+    the file `python3 -m kina.calibrate` writes, else its defaults with a
+    warning). `backend`: whose collectives ("simulator" or "mpi")."""
+    if backend not in BACKENDS:
+        raise ValueError("backend is one of %s, got %r" % (BACKENDS, backend))
+    if calibration is None or not isinstance(calibration, dict):
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            calibration = _calibrate.load(calibration)
+    collectives = calibration["collectives"].get(backend)
+    if not collectives:
+        raise ValueError("the calibration has no %s collectives (measure "
+                         "them: python3 -m kina.calibrate%s)" % (
+                             backend, " --mpi" if backend == "mpi" else ""))
+    figures = {kind: (c["latency_s"], c["gbytes_per_s"] * 1e9)
+               for kind, c in collectives.items()}
+    # all_to_all is not measured: priced as an all_gather, which moves
+    # blocks the same way (each device's to every other).
+    figures.setdefault("all_to_all", figures["all_gather"])
+    return {"flops_per_second": calibration["matmul_gflops"] * 1e9,
+            "memory_bytes_per_second":
+                calibration["memory_gbytes_per_s"] * 1e9,
+            "collectives": figures}
+
+
+class Plan:
+    """What the solver chose for one function, and the compiled module.
+
+    `placements`: each parameter's placement, by name, as the language
+    writes it; `objective` (ns with objective="time", bytes with
+    "bytes"), `bound` (CBC's lower bound on the optimum) and `gap`;
+    `optimal`; `predicted_seconds`, `bytes_per_device` (what the plan's
+    collectives send, each device, as the solver priced them),
+    `peak_bytes`; `module` (a kina.Module, its `cost(function)` the
+    compiled plan's ledger) and `ir` (the placed program, stage
+    "propagated")."""
+
+    def __init__(self, module, report):
+        self.module = module
+        self.function = report.function
+        self.objective = report.objective
+        self.objective_unit = "B" if report.bytes_objective else "ns"
+        self.bound = report.bound
+        self.gap = report.gap
+        self.optimal = report.optimal
+        self.predicted_seconds = report.predicted_seconds
+        self.bytes_per_device = report.bytes_per_device
+        self.peak_bytes = report.peak_bytes
+        self.collectives = report.collectives
+        self.placements = dict(report.parameters)
+        self.enumerated = report.enumerated
+        self.enumerated_best = report.enumerated_best
+        self.decisions = report.decisions
+        self.remark = report.remark()
+
+    @property
+    def ir(self):
+        return self.module.ir("propagated")
+
+    @property
+    def cost(self):
+        """The compiled plan's ledger (`Module.cost`)."""
+        return self.module.cost(self.function)
+
+    def __repr__(self):
+        return ("<kina.Plan of %r: %s, objective %.1f %s (gap %.2g), "
+                "%d B sent per device; %s>" % (
+                    self.function, "optimal" if self.optimal else "feasible",
+                    self.objective, self.objective_unit, self.gap,
+                    self.bytes_per_device,
+                    ", ".join("%s %s" % item
+                              for item in self.placements.items())))
+
+
+def auto_shard(source, function=None, budget_bytes=None, objective="time",
+               calibration=None, backend="simulator", filename="<string>",
+               enumerate=0, seconds_limit=60.0, num_threads=None):
+    """Places the functions of `source` with `@auto` parameters or results
+    (the placements written are pins) and compiles the program; returns
+    the Plan of `function` (default: the one function placed).
+
+    `budget_bytes`: what one device may hold at any program point (None:
+    no limit); `objective`: "time" (the predicted seconds under
+    `calibration`, see machine_options) or "bytes" (each device's bytes
+    sent); `enumerate`: also enumerate every plan when there are at most
+    this many and record the best objective (a check of the solver)."""
+    from . import compile as _compile_source
+    if objective not in OBJECTIVES:
+        raise ValueError("objective is one of %s, got %r" % (OBJECTIVES,
+                                                            objective))
+    if budget_bytes is not None and (isinstance(budget_bytes, bool) or
+                                     not isinstance(budget_bytes, int) or
+                                     budget_bytes <= 0):
+        raise ValueError("budget_bytes is a positive int or None, got %r"
+                         % (budget_bytes,))
+    options = dict(machine_options(calibration, backend),
+                   objective=objective, budget_bytes=budget_bytes or 0,
+                   enumerate=int(enumerate),
+                   seconds_limit=float(seconds_limit))
+    module = _compile_source(source, filename=filename,
+                             num_threads=num_threads, auto_shard=options)
+    if not module.plans:
+        raise ValueError("no function of %s has @auto parameters or "
+                         "results: nothing to place" % filename)
+    if function is None:
+        if len(module.plans) != 1:
+            raise ValueError("several functions were placed (%s): name one"
+                             % ", ".join(module.plans))
+        function = next(iter(module.plans))
+    if function not in module.plans:
+        raise ValueError("%r was not placed by the solver (placed: %s)" % (
+            function, ", ".join(module.plans)))
+    return Plan(module, module.plans[function])

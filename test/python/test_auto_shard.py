@@ -1,0 +1,152 @@
+"""kina.auto_shard: the solver's plan compiles and runs as it was priced.
+
+For every plan, the bytes in the solver's own objective terms equal the
+compiled plan's ledger (`Module.cost`) and the simulator's count per
+device, the values equal a NumPy reference within 1e-5, and the plan is
+the same whatever order the mesh declares its axes in."""
+
+import pathlib
+import warnings
+
+import numpy as np
+import pytest
+
+import kina
+from kina import calibrate
+
+INPUTS = pathlib.Path(__file__).resolve().parents[1] / "AutoShard" / "Inputs"
+FORWARD = (INPUTS / "mlp-forward.kina").read_text()
+STEP = (INPUTS / "mlp-step-auto.kina").read_text()
+# The defaults, named (no warning about a missing calibration file).
+MACHINE = calibrate.defaults()
+
+
+def plan_of(source, **options):
+    return kina.auto_shard(source, calibration=MACHINE, **options)
+
+
+def numpy_step(x, y, w_fc, w_proj, rate=0.1):
+    """The MLP step of mlp-step-auto.kina, by hand: loss, then SGD."""
+    pre = x @ w_fc
+    h = np.maximum(pre, 0)
+    d = h @ w_proj - y
+    loss = np.mean(d * d)
+    g_d = 2 * d / d.size
+    g_proj = h.T @ g_d
+    g_h = g_d @ w_proj.T * (pre > 0)
+    g_fc = x.T @ g_h
+    return loss, w_fc - rate * g_fc, w_proj - rate * g_proj
+
+
+def arrays(*shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def check_priced_bytes(plan, function, args):
+    """The solver's bytes == the ledger's == the simulator's per device."""
+    devices = plan.module.mesh.num_devices
+    result = plan.module.simulate(function, *args)
+    assert plan.cost.bytes_sent == plan.bytes_per_device
+    assert result.bytes_moved == devices * plan.bytes_per_device
+    return result
+
+
+@pytest.mark.parametrize("budget, placements, sent", [
+    (None, {"w1": "@replicated", "w2": "@replicated"}, 0),
+    # Replicated weights do not fit: Megatron's column then row split.
+    (3500, {"w1": "@sharded(axis=1)", "w2": "@sharded(axis=0)"}, 768),
+])
+def test_the_forward_plan_runs_as_priced(budget, placements, sent):
+    plan = plan_of(FORWARD, budget_bytes=budget, enumerate=100000)
+    assert plan.optimal and plan.gap == 0
+    assert plan.objective == pytest.approx(plan.enumerated_best)
+    for name, placement in placements.items():
+        assert plan.placements[name] == placement
+    assert plan.bytes_per_device == sent
+    x, w1, w2 = arrays((8, 16), (16, 32), (32, 16))
+    expected = np.maximum(x @ w1, 0) @ w2
+    result = check_priced_bytes(plan, "forward", (x, w1, w2))
+    np.testing.assert_allclose(result.value, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(plan.module.forward(x, w1, w2), expected,
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("budget, objective", [
+    (None, "time"), (None, "bytes"), (2400, "time"), (1800, "time"),
+    (1800, "bytes")])
+def test_the_training_step_runs_as_priced(budget, objective):
+    plan = plan_of(STEP, function="step", budget_bytes=budget,
+                   objective=objective)
+    assert plan.optimal
+    # The batch is pinned where the program put it.
+    assert plan.placements["x"] == "@sharded(axis=0, over=dp)"
+    if budget is not None:
+        assert plan.peak_bytes <= budget
+    args = arrays((8, 8), (8, 8), (8, 16), (16, 8), seed=3)
+    result = check_priced_bytes(plan, "step", args)
+    for got, want in zip(result.value, numpy_step(*args)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_tight_budget_splits_the_weights_over_both_axes():
+    free = plan_of(STEP, function="step")
+    tight = plan_of(STEP, function="step", budget_bytes=1800)
+    assert free.placements["w_fc"] == "@replicated"
+    assert tight.placements["w_fc"] != "@replicated"
+    assert tight.objective > free.objective
+
+
+def test_plans_do_not_depend_on_the_declared_axis_order():
+    swapped = STEP.replace("axes=[dp, tp]", "axes=[tp, dp]")
+    for budget in (None, 1800):
+        a = plan_of(STEP, function="step", budget_bytes=budget)
+        b = plan_of(swapped, function="step", budget_bytes=budget)
+        assert a.objective == pytest.approx(b.objective)
+        assert a.placements == b.placements
+        assert a.bytes_per_device == b.bytes_per_device
+
+
+def test_the_same_input_gives_the_same_plan():
+    a = plan_of(STEP, function="step", budget_bytes=1800)
+    b = plan_of(STEP, function="step", budget_bytes=1800)
+    assert a.placements == b.placements and a.objective == b.objective
+    assert a.ir == b.ir
+
+
+def test_a_result_written_into_a_parameter_takes_its_placement():
+    source = """@mesh([2])
+fn sgd(w: Tensor[F32, [8, 4], @auto], g: Tensor[F32, [8, 4], @sharded(axis=0)])
+    -> Tensor[F32, [8, 4], @auto] @reuses(w) {
+  return w - broadcast(0.5) * g
+}
+"""
+    plan = plan_of(source, budget_bytes=200)
+    assert plan.placements["w"] == "@sharded(axis=0)"
+    w, g = arrays((8, 4), (8, 4))
+    np.testing.assert_allclose(plan.module.sgd(w.copy(), g), w - 0.5 * g,
+                               rtol=1e-6)
+
+
+def test_bad_requests_are_named():
+    with pytest.raises(ValueError, match="objective is one of"):
+        plan_of(FORWARD, objective="flops")
+    with pytest.raises(ValueError, match="budget_bytes is a positive int"):
+        plan_of(FORWARD, budget_bytes=-1)
+    with pytest.raises(ValueError, match="no function .* has @auto"):
+        plan_of(FORWARD.replace("@auto]", "@replicated]"))
+    with pytest.raises(ValueError, match="several functions were placed"):
+        plan_of(STEP)
+    with pytest.raises(kina.CompileError, match="no plan of 'forward' fits "
+                       "100 bytes per device"):
+        plan_of(FORWARD, budget_bytes=100)
+    with pytest.raises(ValueError, match="backend is one of"):
+        plan_of(FORWARD, backend="nccl")
+
+
+def test_without_a_calibration_the_defaults_are_assumed_with_a_warning(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("KINA_CALIBRATION", str(tmp_path / "none.json"))
+    with pytest.warns(UserWarning, match="python3 -m kina.calibrate"):
+        plan = kina.auto_shard(FORWARD)
+    assert plan.placements["w1"] == "@replicated"
