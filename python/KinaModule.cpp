@@ -604,6 +604,10 @@ mlir::kina::AutoShardOptions autoShardOptions(const py::dict &given) {
       options.budgetBytes = py::cast<int64_t>(value);
     } else if (name == "enumerate") {
       options.enumerateUpTo = py::cast<int64_t>(value);
+    } else if (name == "alternatives") {
+      options.alternatives = py::cast<int64_t>(value);
+    } else if (name == "explain") {
+      options.explain = py::cast<std::vector<std::string>>(value);
     } else if (name == "seconds_limit") {
       options.secondsLimit = py::cast<double>(value);
     } else if (name == "flops_per_second") {
@@ -690,6 +694,20 @@ PYBIND11_MODULE(_kina, m) {
       .def_readonly("collectives", &mlir::kina::CostRecords::collectives)
       .def_readonly("costs", &mlir::kina::CostRecords::costs);
 
+  py::class_<mlir::kina::AutoShardReport::Alternative>(m, "AutoShardPlan")
+      .def_readonly("objective",
+                    &mlir::kina::AutoShardReport::Alternative::objective)
+      .def_readonly("bytes_per_device",
+                    &mlir::kina::AutoShardReport::Alternative::bytesPerDevice)
+      .def_readonly("parameters",
+                    &mlir::kina::AutoShardReport::Alternative::parameters);
+  py::class_<mlir::kina::AutoShardReport::WhyNot>(m, "AutoShardWhyNot")
+      .def_readonly("parameter",
+                    &mlir::kina::AutoShardReport::WhyNot::parameter)
+      .def_readonly("placement",
+                    &mlir::kina::AutoShardReport::WhyNot::placement)
+      .def_readonly("feasible", &mlir::kina::AutoShardReport::WhyNot::feasible)
+      .def_readonly("plan", &mlir::kina::AutoShardReport::WhyNot::plan);
   py::class_<mlir::kina::AutoShardReport>(m, "AutoShardReport")
       .def_readonly("function", &mlir::kina::AutoShardReport::function)
       .def_readonly("objective", &mlir::kina::AutoShardReport::objective)
@@ -709,6 +727,9 @@ PYBIND11_MODULE(_kina, m) {
       .def_readonly("constraints", &mlir::kina::AutoShardReport::constraints)
       .def_readonly("parameters", &mlir::kina::AutoShardReport::parameters)
       .def_readonly("enumerated", &mlir::kina::AutoShardReport::enumerated)
+      .def_readonly("alternatives",
+                    &mlir::kina::AutoShardReport::alternatives)
+      .def_readonly("why_not", &mlir::kina::AutoShardReport::whyNot)
       .def_readonly("enumerated_best",
                     &mlir::kina::AutoShardReport::enumeratedBest)
       .def("remark", [](const mlir::kina::AutoShardReport &r) {
@@ -748,7 +769,7 @@ PYBIND11_MODULE(_kina, m) {
       "propagated, host, spmd, linalg, llvm; with locations, each op's "
       "source location in the IR. `auto_shard`: how functions with @auto "
       "placements are placed (keys objective, budget_bytes, enumerate, "
-      "seconds_limit, flops_per_second, memory_bytes_per_second, "
+      "alternatives, explain, seconds_limit, flops_per_second, memory_bytes_per_second, "
       "collectives: {kind: (latency_s, bytes_per_s)}).");
 
   m.def("reserved_words", &mlir::kina::reservedWords,

@@ -108,6 +108,92 @@ static void explainBudget(Problem &problem) {
   }
 }
 
+static std::string parameterName(func::FuncOp fn, unsigned i) {
+  auto name = fn.getArgAttrOfType<StringAttr>(
+      i, KinaDialect::NameAttrHelper::getNameStr());
+  return name ? name.str() : "#" + std::to_string(i);
+}
+
+/// Each parameter's name and placement under `choices`.
+static std::vector<std::pair<std::string, std::string>>
+parameterPlacements(Problem &problem, ArrayRef<int> choices) {
+  std::vector<std::pair<std::string, std::string>> placements;
+  for (auto [i, arg] : llvm::enumerate(problem.function.getArguments()))
+    placements.push_back({parameterName(problem.function, i),
+                          problem.placementOf(arg, choices).str()});
+  return placements;
+}
+
+static AutoShardReport::Alternative summarize(Problem &problem,
+                                              const Solution &solution) {
+  return {solution.objective, problem.evaluate(solution.choices).bytes,
+          parameterPlacements(problem, solution.choices)};
+}
+
+/// The next `options.alternatives` plans: after each, a cut excludes its
+/// parameters' placements all together (sum of their s <= count - 1).
+static void findAlternatives(Problem &problem,
+                                      const Formulation &formulation,
+                                      const Solution &best,
+                             AutoShardReport &report) {
+  SmallVector<int> parameters;
+  for (auto [n, node] : llvm::enumerate(problem.nodes))
+    if (node.argument >= 0 && node.results.size() > 1)
+      parameters.push_back(n);
+  if (parameters.empty())
+    return;
+  Milp program = formulation.milp;
+  const Solution *last = &best;
+  Solution next;
+  for (int64_t i = 0; i < problem.options.alternatives; ++i) {
+    std::vector<std::pair<int, double>> cut;
+    for (int n : parameters)
+      cut.push_back({formulation.column(n, last->choices[n]), 1});
+    program.addConstraint("alternative", std::move(cut),
+                          Milp::Sense::LessEqual,
+                          static_cast<double>(parameters.size()) - 1);
+    next = formulation.solve(program);
+    if (!next.result.hasSolution())
+      break;
+    report.alternatives.push_back(summarize(problem, next));
+    last = &next;
+  }
+}
+
+/// For each parameter `options.explain` names: the best plan with each of
+/// its other placements pinned.
+static void explainParameters(Problem &problem,
+                                       const Formulation &formulation,
+                                       const Solution &best,
+                              AutoShardReport &report) {
+  func::FuncOp fn = problem.function;
+  for (const std::string &name : problem.options.explain) {
+    auto node = llvm::find_if(problem.nodes, [&](const Node &node) {
+      return node.argument >= 0 &&
+             parameterName(fn, node.argument) == name;
+    });
+    // Asked of every function placed: one without the parameter (or
+    // with it pinned) has nothing to say.
+    if (node == problem.nodes.end())
+      continue;
+    int n = node - problem.nodes.begin();
+    for (auto [k, placement] : llvm::enumerate(node->results)) {
+      if (static_cast<int>(k) == best.choices[n])
+        continue;
+      Milp program = formulation.milp;
+      program.setBounds(formulation.column(n, k), 1, 1);
+      Solution pinned = formulation.solve(program);
+      AutoShardReport::WhyNot entry;
+      entry.parameter = name;
+      entry.placement = placement.str();
+      entry.feasible = pinned.result.hasSolution();
+      if (entry.feasible)
+        entry.plan = summarize(problem, pinned);
+      report.whyNot.push_back(std::move(entry));
+    }
+  }
+}
+
 LogicalResult mlir::kina::autoShard(func::FuncOp fn,
                                     const AutoShardOptions &options,
                                     AutoShardReport *report) {
@@ -121,7 +207,8 @@ LogicalResult mlir::kina::autoShard(func::FuncOp fn,
   FailureOr<Problem> problem = Problem::build(fn, mesh, options);
   if (failed(problem))
     return failure();
-  Solution solution = solve(*problem);
+  Formulation formulation(*problem);
+  Solution solution = formulation.solve();
   if (!solution.result.hasSolution()) {
     if (options.budgetBytes > 0 &&
         solution.result.status == Milp::Result::Status::Infeasible) {
@@ -152,14 +239,11 @@ LogicalResult mlir::kina::autoShard(func::FuncOp fn,
       out.enumerated = all->first;
       out.enumeratedBest = all->second;
     }
+  out.parameters = parameterPlacements(*problem, solution.choices);
+  findAlternatives(*problem, formulation, solution, out);
+  explainParameters(*problem, formulation, solution, out);
   if (failed(applyPlan(*problem, solution.choices)))
     return failure();
-  for (auto [i, arg] : llvm::enumerate(fn.getArguments())) {
-    auto name = fn.getArgAttrOfType<StringAttr>(
-        i, KinaDialect::NameAttrHelper::getNameStr());
-    out.parameters.push_back(
-        {name ? name.str() : "#" + std::to_string(i), placementOf(arg).str()});
-  }
   KinaDialect::AutoShardedAttrHelper(fn.getContext())
       .setAttr(fn, UnitAttr::get(fn.getContext()));
   emitRemark(fn.getLoc()) << remarkText(out);
@@ -182,6 +266,22 @@ std::string mlir::kina::remarkText(const AutoShardReport &report) {
   text += "; parameters:";
   for (auto [i, parameter] : llvm::enumerate(report.parameters))
     text += (i ? ", " : " ") + parameter.first + " " + parameter.second;
+  auto unit = report.bytesObjective ? " B" : " ns";
+  auto delta = [&](const AutoShardReport::Alternative &plan) {
+    double more = plan.objective - report.objective;
+    return llvm::formatv("{0}{1:f1}{2} ({3} B sent)", more >= 0 ? "+" : "",
+                         more, unit, plan.bytesPerDevice)
+        .str();
+  };
+  for (auto [i, alternative] : llvm::enumerate(report.alternatives)) {
+    text += llvm::formatv("; alternative {0}: ", i + 1).str() +
+            delta(alternative) + ",";
+    for (auto [name, placement] : alternative.parameters)
+      text += " " + name + " " + placement;
+  }
+  for (const AutoShardReport::WhyNot &entry : report.whyNot)
+    text += "; with " + entry.parameter + " " + entry.placement + ": " +
+            (entry.feasible ? delta(entry.plan) : std::string("no plan"));
   if (report.enumerated > 0)
     text += llvm::formatv("; enumerated {0} plans: the best's objective {1:f1}",
                           report.enumerated, report.enumeratedBest)

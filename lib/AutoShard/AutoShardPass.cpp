@@ -86,6 +86,8 @@ struct AutoShardPass
                     : "time";
     budget = given.budgetBytes;
     enumerateUpTo = given.enumerateUpTo;
+    alternatives = given.alternatives;
+    explain = given.explain;
     secondsLimit = given.secondsLimit;
     machine = given.machine;
     fromOptions = true;
@@ -110,6 +112,8 @@ struct AutoShardPass
                             : AutoShardOptions::Objective::Time;
     options.budgetBytes = budget;
     options.enumerateUpTo = enumerateUpTo;
+    options.alternatives = alternatives;
+    options.explain.assign(explain.begin(), explain.end());
     if (fromOptions) {
       options.machine = machine;
     } else {

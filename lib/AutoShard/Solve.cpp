@@ -24,10 +24,7 @@ using namespace mlir::kina;
 using namespace mlir::kina::autoshard;
 
 
-Solution mlir::kina::autoshard::solve(Problem &problem) {
-  Milp milp;
-  double constant = 0;
-  SmallVector<SmallVector<int>> s;
+Formulation::Formulation(Problem &problem) : problem(problem) {
   for (auto [n, node] : llvm::enumerate(problem.nodes)) {
     SmallVector<int> columns;
     std::vector<std::pair<int, double>> one;
@@ -170,15 +167,18 @@ Solution mlir::kina::autoshard::solve(Problem &problem) {
                              held);
     }
 
+}
+
+Solution Formulation::solve(const Milp &program) const {
   Solution solution;
   Milp::Options options;
   options.secondsLimit = problem.options.secondsLimit;
-  solution.result = milp.solve(options);
-  solution.variables = milp.numVariables();
-  solution.constraints = milp.numConstraints();
+  solution.result = program.solve(options);
+  solution.variables = program.numVariables();
+  solution.constraints = program.numConstraints();
   if (!solution.result.hasSolution())
     return solution;
-  for (SmallVector<int> &columns : s) {
+  for (const SmallVector<int> &columns : s) {
     int chosen = 0;
     for (auto [k, column] : llvm::enumerate(columns))
       if (solution.result.values[column] > 0.5)

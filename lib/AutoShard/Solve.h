@@ -16,9 +16,27 @@ struct Solution {
   int variables = 0, constraints = 0;
 };
 
-/// Poses `problem` as a mixed-integer program (docs/design.md, "Automatic
-/// sharding") and solves it with CBC.
-Solution solve(Problem &problem);
+/// `problem` posed as a mixed-integer program (docs/design.md, "Automatic
+/// sharding"): the program and the columns of its choices, which the
+/// alternatives and the "why not" questions solve again with a cut or a
+/// choice fixed.
+class Formulation {
+public:
+  explicit Formulation(Problem &problem);
+  /// Solves `program` (this formulation's, perhaps with cuts or bounds
+  /// added) with CBC.
+  Solution solve(const Milp &program) const;
+  Solution solve() const { return solve(milp); }
+  /// The column of node n's choice k.
+  int column(int node, int choice) const { return s[node][choice]; }
+
+  Milp milp;
+
+private:
+  Problem &problem;
+  double constant = 0;
+  SmallVector<SmallVector<int>> s;
+};
 
 /// The best objective over every assignment of the nodes' choices, and
 /// how many assignments there were; none when there are more than

@@ -40,6 +40,27 @@ def machine_options(calibration=None, backend="simulator"):
             "collectives": figures}
 
 
+class Alternative:
+    """Another plan than the best: its `objective`, `delta` (its
+    objective less the best's, in the same unit), `bytes_per_device` and
+    `placements` (each parameter's, by name); for a "why not" question,
+    `feasible` (False: no plan has that placement, under the budget)."""
+
+    def __init__(self, best, plan, feasible=True):
+        self.feasible = feasible
+        self.objective = plan.objective if feasible else None
+        self.delta = plan.objective - best if feasible else None
+        self.bytes_per_device = plan.bytes_per_device if feasible else None
+        self.placements = dict(plan.parameters) if feasible else {}
+
+    def __repr__(self):
+        if not self.feasible:
+            return "<no plan>"
+        return "<%+.1f, %d B sent: %s>" % (
+            self.delta, self.bytes_per_device,
+            ", ".join("%s %s" % item for item in self.placements.items()))
+
+
 class Plan:
     """What the solver chose for one function, and the compiled module.
 
@@ -52,8 +73,10 @@ class Plan:
     compiled plan's ledger) and `ir` (the placed program, stage
     "propagated")."""
 
-    def __init__(self, module, report):
+    def __init__(self, module, report, resolve=None):
         self.module = module
+        # Compiles again with other options (explain), for explain().
+        self._resolve = resolve
         self.function = report.function
         self.objective = report.objective
         self.objective_unit = "B" if report.bytes_objective else "ns"
@@ -65,10 +88,33 @@ class Plan:
         self.peak_bytes = report.peak_bytes
         self.collectives = report.collectives
         self.placements = dict(report.parameters)
+        self.parameters = list(report.parameters)
         self.enumerated = report.enumerated
         self.enumerated_best = report.enumerated_best
         self.decisions = report.decisions
         self.remark = report.remark()
+        self.alternatives = [Alternative(report.objective, plan)
+                             for plan in report.alternatives]
+        self._why_not = {}
+        for entry in report.why_not:
+            self._why_not.setdefault(entry.parameter, {})[entry.placement] = \
+                Alternative(report.objective, entry.plan, entry.feasible)
+
+    def explain(self, name):
+        """Why parameter `name` is placed as it is: {placement: the best
+        plan with `name` pinned there (an Alternative; `delta` is what it
+        costs more)} for each other placement it could have, and the
+        chosen one's {placement: this plan}. Compiles again (once per
+        name) unless auto_shard was given `explain=[name]`."""
+        if name not in self.placements:
+            raise KeyError("%r has no parameter %r (it has: %s)" % (
+                self.function, name, ", ".join(self.placements)))
+        if name not in self._why_not:
+            self._why_not[name] = self._resolve(name)._why_not.get(name, {})
+        chosen = self.placements[name]
+        answer = {chosen: Alternative(self.objective, self)}
+        answer.update(self._why_not[name])
+        return answer
 
     @property
     def ir(self):
@@ -91,7 +137,8 @@ class Plan:
 
 def auto_shard(source, function=None, budget_bytes=None, objective="time",
                calibration=None, backend="simulator", filename="<string>",
-               enumerate=0, seconds_limit=60.0, num_threads=None):
+               alternatives=3, explain=(), enumerate=0, seconds_limit=60.0,
+               num_threads=None):
     """Places the functions of `source` with `@auto` parameters or results
     (the placements written are pins) and compiles the program; returns
     the Plan of `function` (default: the one function placed).
@@ -99,7 +146,9 @@ def auto_shard(source, function=None, budget_bytes=None, objective="time",
     `budget_bytes`: what one device may hold at any program point (None:
     no limit); `objective`: "time" (the predicted seconds under
     `calibration`, see machine_options) or "bytes" (each device's bytes
-    sent); `enumerate`: also enumerate every plan when there are at most
+    sent); `alternatives`: the next plans to find (Plan.alternatives);
+    `explain`: parameters whose other placements to price at once
+    (Plan.explain); `enumerate`: also enumerate every plan when there are at most
     this many and record the best objective (a check of the solver)."""
     from . import compile as _compile_source
     if objective not in OBJECTIVES:
@@ -110,8 +159,11 @@ def auto_shard(source, function=None, budget_bytes=None, objective="time",
                                      budget_bytes <= 0):
         raise ValueError("budget_bytes is a positive int or None, got %r"
                          % (budget_bytes,))
+    if isinstance(explain, str):
+        explain = [explain]
     options = dict(machine_options(calibration, backend),
                    objective=objective, budget_bytes=budget_bytes or 0,
+                   alternatives=int(alternatives), explain=list(explain),
                    enumerate=int(enumerate),
                    seconds_limit=float(seconds_limit))
     module = _compile_source(source, filename=filename,
@@ -127,4 +179,8 @@ def auto_shard(source, function=None, budget_bytes=None, objective="time",
     if function not in module.plans:
         raise ValueError("%r was not placed by the solver (placed: %s)" % (
             function, ", ".join(module.plans)))
-    return Plan(module, module.plans[function])
+    def resolve(name):
+        return auto_shard(source, function, budget_bytes, objective,
+                          calibration, backend, filename, alternatives=0,
+                          explain=[name], seconds_limit=seconds_limit)
+    return Plan(module, module.plans[function], resolve)

@@ -6,6 +6,7 @@ device, the values equal a NumPy reference within 1e-5, and the plan is
 the same whatever order the mesh declares its axes in."""
 
 import pathlib
+import re
 import warnings
 
 import numpy as np
@@ -22,6 +23,7 @@ MACHINE = calibrate.defaults()
 
 
 def plan_of(source, **options):
+    options.setdefault("alternatives", 0)
     return kina.auto_shard(source, calibration=MACHINE, **options)
 
 
@@ -150,3 +152,46 @@ def test_without_a_calibration_the_defaults_are_assumed_with_a_warning(
     with pytest.warns(UserWarning, match="python3 -m kina.calibrate"):
         plan = kina.auto_shard(FORWARD)
     assert plan.placements["w1"] == "@replicated"
+
+
+def pinned(source, placements):
+    """`source` with each @auto parameter written as `placements` says."""
+    for name, placement in placements.items():
+        source = re.sub(r"\b(%s: Tensor\[F32, \[[0-9, ]*\]), @auto\]" % name,
+                        r"\1, %s]" % placement, source)
+    return source
+
+
+def test_alternatives_differ_from_the_plan_and_run_as_priced():
+    plan = plan_of(FORWARD, budget_bytes=3500, alternatives=3)
+    assert len(plan.alternatives) == 3
+    seen = [plan.placements]
+    x, w1, w2 = arrays((8, 16), (16, 32), (32, 16))
+    for alternative in plan.alternatives:
+        assert alternative.delta >= 0
+        assert alternative.placements not in seen
+        seen.append(alternative.placements)
+        # Its parameters pinned, the solver finds it again: the same
+        # objective, and it runs as it was priced.
+        source = pinned(FORWARD, alternative.placements)
+        assert source.count("@auto") == 1  # the result's
+        again = plan_of(source, budget_bytes=3500)
+        assert again.objective == pytest.approx(alternative.objective)
+        assert again.bytes_per_device == alternative.bytes_per_device
+        result = check_priced_bytes(again, "forward", (x, w1, w2))
+        np.testing.assert_allclose(result.value, np.maximum(x @ w1, 0) @ w2,
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_explain_prices_each_other_placement():
+    plan = plan_of(FORWARD, budget_bytes=3500)
+    answer = plan.explain("w1")
+    assert set(answer) == {"@replicated", "@sharded(axis=0)",
+                           "@sharded(axis=1)"}
+    assert answer["@sharded(axis=1)"].delta == 0
+    # Replicated, w1 alone is 2048 of the 3500 bytes: no plan fits.
+    assert not answer["@replicated"].feasible
+    assert answer["@sharded(axis=0)"].delta > 0
+    assert answer["@sharded(axis=0)"].placements["w1"] == "@sharded(axis=0)"
+    with pytest.raises(KeyError, match="no parameter 'w3'"):
+        plan.explain("w3")

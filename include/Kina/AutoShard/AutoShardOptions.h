@@ -49,6 +49,12 @@ struct AutoShardOptions {
   /// most this many, and say the best one's objective (a check of the
   /// solver; 0: never).
   int64_t enumerateUpTo = 0;
+  /// The next plans to find after the best, each differing from it and
+  /// from the earlier ones in at least one parameter's placement.
+  int64_t alternatives = 0;
+  /// Parameters to explain: the best plan with each of their other
+  /// placements ("why not X").
+  std::vector<std::string> explain;
   double secondsLimit = 60;
 };
 
@@ -67,6 +73,22 @@ struct AutoShardReport {
   int64_t nodes = 0, variables = 0, constraints = 0;
   /// Each parameter's placement, by name, in parameter order.
   std::vector<std::pair<std::string, std::string>> parameters;
+  /// A plan other than the best: its objective, its bytes sent per
+  /// device, and each parameter's placement.
+  struct Alternative {
+    double objective = 0;
+    int64_t bytesPerDevice = 0;
+    std::vector<std::pair<std::string, std::string>> parameters;
+  };
+  std::vector<Alternative> alternatives;
+  /// The best plan with `parameter` pinned at `placement`: feasible or
+  /// not (the budget, a conversion), and the plan.
+  struct WhyNot {
+    std::string parameter, placement;
+    bool feasible = false;
+    Alternative plan;
+  };
+  std::vector<WhyNot> whyNot;
   /// With enumerateUpTo: the plans enumerated and the best objective.
   int64_t enumerated = 0;
   double enumeratedBest = 0;

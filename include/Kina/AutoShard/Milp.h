@@ -31,6 +31,11 @@ public:
   int addBinary(std::string name, double cost) {
     return addVariable(std::move(name), 0, 1, cost, /*integer=*/true);
   }
+  /// Bounds `variable` to [lower, upper].
+  void setBounds(int variable, double lower, double upper) {
+    variables[variable].lower = lower;
+    variables[variable].upper = upper;
+  }
   /// Adds `cost` to the objective coefficient of `variable`.
   void addCost(int variable, double cost) { variables[variable].cost += cost; }
   /// sum(coefficient * x[variable]) `sense` rhs.

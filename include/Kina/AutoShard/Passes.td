@@ -27,6 +27,10 @@ def AutoShardPass : Pass<"kina-auto-shard", "::mlir::ModuleOp"> {
     bytes a device holds at every program point (0: none).
     `enumerate=N` also enumerates every plan of the space when there are
     at most N and says the best objective, a check of the solver.
+    `alternatives=K` finds the next K plans (each differs from the best
+    and the ones before in at least one parameter's placement);
+    `explain=w1,w2` prices the best plan with each other placement of
+    those parameters pinned; the remark says each one's delta.
   }];
   let options = [
     Option<"objective", "objective", "std::string", "\"time\"",
@@ -35,6 +39,11 @@ def AutoShardPass : Pass<"kina-auto-shard", "::mlir::ModuleOp"> {
            "bytes a device may hold at any point (0: no budget)">,
     Option<"enumerateUpTo", "enumerate", "int64_t", "0",
            "enumerate every plan when there are at most this many">,
+    Option<"alternatives", "alternatives", "int64_t", "0",
+           "the next plans to find, each differing in a parameter's "
+           "placement">,
+    ListOption<"explain", "explain", "std::string",
+               "parameters whose other placements to price ('why not')">,
     Option<"flopsPerSecond", "flops-per-second", "double",
            "::mlir::kina::MachineModel::kDefaultFlopsPerSecond",
            "the FLOP rate of one device">,
