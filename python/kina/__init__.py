@@ -27,7 +27,7 @@ from . import devices as _devices
 from .cost import Alternative, Cost, Remark, Traffic
 from .devices import DeviceError, SimulationResult
 from .files import atomic_writer
-from .show import show_sharding
+from .show import show_plan, show_sharding
 
 __all__ = ["Alternative", "CompileError", "Cost", "DeviceError",
            "GradientCheckError", "Module", "Param", "Remark", "Signature",

@@ -120,3 +120,59 @@ def show_sharding(module, name, values=True, figure=None):
     if figure or (figure is None and _in_notebook()):
         return sharding_figure(module, name, values)
     return None
+
+
+def plan_text(plan):
+    """What `show_plan` prints: the plan's figures, each parameter's and
+    the result's blocks per device, the collectives by kind and mesh axis,
+    and the alternatives."""
+    unit = plan.objective_unit
+    lines = [
+        "%s: %s plan, objective %.1f %s (CBC's bound %.1f, gap %.2g); "
+        "predicted %.3g s; %d B sent per device in %d collectives; %d B "
+        "at peak" % (plan.function, "optimal" if plan.optimal else
+                     "feasible", plan.objective, unit, plan.bound, plan.gap,
+                     plan.predicted_seconds, plan.bytes_per_device,
+                     plan.collectives, plan.peak_bytes),
+        sharding_table(plan.module, plan.function, values=False)]
+    traffic = [t for t in plan.cost.traffic if t.bytes]
+    if traffic:
+        lines.append("collectives (per device):")
+        lines += ["  %-8s %-14s over %-4s x%d  %d B" % (
+            t.direction, t.collective, t.over, t.count, t.bytes)
+            for t in traffic]
+    for i, other in enumerate(plan.alternatives, 1):
+        lines.append("alternative %d: %+.1f %s, %d B sent: %s" % (
+            i, other.delta, unit, other.bytes_per_device,
+            ", ".join("%s %s" % item for item in other.placements.items())))
+    return "\n".join(lines)
+
+
+def plan_figure(plan):
+    """The blocks of the parameters and results per device (as
+    sharding_figure draws them) beside the bytes each device sends by
+    collective kind, a bar each."""
+    figure = sharding_figure(plan.module, plan.function, values=False)
+    import matplotlib.pyplot as plt
+    by_kind = {}
+    for t in plan.cost.traffic:
+        by_kind[t.collective] = by_kind.get(t.collective, 0) + t.bytes
+    bars, axes = plt.subplots(figsize=(4, 2.2))
+    kinds = sorted(by_kind)
+    axes.bar(kinds, [by_kind[k] for k in kinds], color="tab:blue")
+    axes.set_ylabel("bytes per device")
+    axes.set_title("%s: %d B sent per device" % (plan.function,
+                                                 plan.bytes_per_device),
+                   fontsize=9)
+    bars.tight_layout()
+    return figure, bars
+
+
+def show_plan(plan, figure=None):
+    """Prints an auto-shard plan (plan_text); in a notebook (or with
+    figure=True) also draws its blocks and its bytes by collective kind,
+    returning the two matplotlib figures."""
+    print(plan_text(plan))
+    if figure or (figure is None and _in_notebook()):
+        return plan_figure(plan)
+    return None

@@ -195,3 +195,13 @@ def test_explain_prices_each_other_placement():
     assert answer["@sharded(axis=0)"].placements["w1"] == "@sharded(axis=0)"
     with pytest.raises(KeyError, match="no parameter 'w3'"):
         plan.explain("w3")
+
+
+def test_show_plan_prints_the_blocks_and_the_collectives(capsys):
+    plan = plan_of(FORWARD, budget_bytes=3500, alternatives=1)
+    assert kina.show_plan(plan, figure=False) is None
+    text = capsys.readouterr().out
+    assert "w1      float32[16, 32]  @sharded(axis=1)  [:, 0:16]      " \
+        "[:, 16:32]" in text
+    assert "all_reduce     over x    x1  512 B" in text
+    assert "alternative 1: +" in text
