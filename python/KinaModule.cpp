@@ -687,6 +687,8 @@ PYBIND11_MODULE(_kina, m) {
       .def_readonly("at_peak", &mlir::kina::FunctionCostRecord::atPeak)
       .def_readonly("peak_location",
                     &mlir::kina::FunctionCostRecord::peakLocation)
+      .def_readonly("predicted_seconds",
+                    &mlir::kina::FunctionCostRecord::predictedSeconds)
       .def("remark", [](const mlir::kina::FunctionCostRecord &r) {
         return mlir::kina::remarkText(r);
       });

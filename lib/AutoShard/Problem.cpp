@@ -4,6 +4,7 @@
 
 #include "Apply.h"
 
+#include "Kina/AutoShard/Predict.h"
 #include "Kina/AutoShard/Strategies.h"
 #include "Kina/Sharding/Partition.h"
 #include "Kina/Sharding/Reshard.h"
@@ -35,36 +36,6 @@ int64_t Problem::blockBytes(Value value, PlacementAttr placement) const {
   return elements *
          static_cast<int64_t>(type.getElementType().getIntOrFloatBitWidth() /
                               8);
-}
-
-/// An op's seconds on its blocks under `strategy`: the larger of its
-/// FLOPs over the FLOP rate and its blocks' bytes over the memory
-/// bandwidth.
-static double computeSeconds(Operation *op, const Strategy &strategy,
-                             MeshOp mesh, const MachineModel &machine) {
-  SmallVector<SmallVector<int64_t>> operandShapes;
-  double bytes = 0;
-  auto account = [&](Value value, PlacementAttr placement) {
-    auto type = cast<KinaTensorType>(value.getType());
-    SmallVector<int64_t> shape =
-        blockShape(type.withPlacement(placement), mesh);
-    int64_t elements = 1;
-    for (int64_t size : shape)
-      elements *= size;
-    bytes += static_cast<double>(elements) *
-             (type.getElementType().getIntOrFloatBitWidth() / 8);
-    return shape;
-  };
-  for (auto [operand, placement] :
-       llvm::zip(op->getOperands(), strategy.operands))
-    operandShapes.push_back(account(operand, placement));
-  SmallVector<int64_t> resultShape =
-      account(op->getResult(0), strategy.result);
-  double flops = 0;
-  if (auto cost = dyn_cast<CostOpInterface>(op))
-    flops = static_cast<double>(cost.flops(operandShapes, resultShape));
-  return std::max(flops / machine.flopsPerSecond,
-                  bytes / machine.memoryBytesPerSecond);
 }
 
 FailureOr<Problem> Problem::build(func::FuncOp fn, MeshOp mesh,
@@ -169,7 +140,8 @@ FailureOr<Problem> Problem::build(func::FuncOp fn, MeshOp mesh,
                                    static_cast<int>(problem.nodes.size()), k,
                                    static_cast<int>(i)});
       node.compute.push_back(
-          computeSeconds(&op, strategy, mesh, options.machine));
+          computeSeconds(&op, strategy.operands, strategy.result, mesh,
+                         options.machine));
       node.results.push_back(strategy.result);
       node.operands.push_back(strategy.operands);
       node.text.push_back(strategy.text);
@@ -251,12 +223,10 @@ const Conversion &Problem::conversion(Value value, PlacementAttr from,
     }
     for (Operation *op : made) {
       int64_t bytes = bytesSentPerDevice(op);
-      StringRef kind = op->getName().stripDialect();
-      for (int k = 0; k < kNumCollectiveKinds; ++k)
-        if (bytes > 0 && kind == kCollectiveKinds[k]) {
-          conversion.bytes[k] += bytes;
-          ++conversion.count[k];
-        }
+      if (int kind = collectiveKind(op); kind >= 0 && bytes > 0) {
+        conversion.bytes[kind] += bytes;
+        ++conversion.count[kind];
+      }
     }
     for (Operation *op : llvm::reverse(made))
       op->erase();
@@ -282,8 +252,7 @@ int64_t Conversion::collectives() const {
 double Conversion::seconds(const MachineModel &machine) const {
   double total = 0;
   for (int k = 0; k < kNumCollectiveKinds; ++k)
-    total += count[k] * machine.collectives[k].latency +
-             bytes[k] / machine.collectives[k].bytesPerSecond;
+    total += collectiveSeconds(k, count[k], bytes[k], machine);
   return total;
 }
 

@@ -85,7 +85,30 @@ SmallVector<Strategy> mlir::kina::enumerateStrategies(Operation *op,
                 axis.getValue().str();
       }
       strategy.text = text.empty() ? "replicated" : text;
-      strategies.push_back(std::move(strategy));
+      strategies.push_back(strategy);
+      // An op that passes partial sums may also run on summands over the
+      // axes no factor takes: its operands and result partial over them.
+      if (passesPartialSums(op)) {
+        SmallVector<StringAttr> free;
+        for (auto [axis, factor] : llvm::zip(axes, assigned))
+          if (factor < 0)
+            free.push_back(axis);
+        for (unsigned subset = 1; subset < (1u << free.size()); ++subset) {
+          Strategy partial = strategy;
+          std::string over;
+          for (auto [bit, axis] : llvm::enumerate(free)) {
+            if (!(subset & (1u << bit)))
+              continue;
+            for (PlacementAttr &operand : partial.operands)
+              operand = operand.withPartial(axis);
+            partial.result = partial.result.withPartial(axis);
+            over += (over.empty() ? "" : ", ") + axis.getValue().str();
+          }
+          partial.text = (text.empty() ? "" : text + ", ") +
+                         "summands over " + over;
+          strategies.push_back(std::move(partial));
+        }
+      }
     }
     // The next choice, the last mesh axis fastest.
     int64_t a = static_cast<int64_t>(axes.size()) - 1;

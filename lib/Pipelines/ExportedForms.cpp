@@ -11,6 +11,7 @@
 #include "Kina/Pipelines/ExportedForms.h"
 
 #include "Kina/AutoShard/Passes.h"
+#include "Kina/AutoShard/Predict.h"
 #include "Kina/Dialect/KinaDialect.h"
 #include "Kina/Differentiate/Passes.h"
 #include "Kina/Sharding/Cost.h"
@@ -238,9 +239,16 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
   if (failed(propagated))
     return failure();
   if (!probes)
-    for (auto fn : (*propagated)->getOps<func::FuncOp>())
+    for (auto fn : (*propagated)->getOps<func::FuncOp>()) {
       if (failed(remarkCost(fn, &out.records)))
         return failure();
+      // Priced by the model automatic sharding solves with, so that a
+      // hand-written plan and a solved one compare.
+      if (!out.records.costs.empty() &&
+          out.records.costs.back().function == fn.getName())
+        out.records.costs.back().predictedSeconds =
+            predictSeconds(fn, autoShard.machine);
+    }
   out.propagated = print(**propagated);
   if (probes && MeshOp::lookup(program)) {
     tagProbes(**propagated);

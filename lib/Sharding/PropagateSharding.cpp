@@ -544,10 +544,10 @@ LogicalResult Propagation::propagate(Operation *op, const ShardingRule &rule) {
   // gradient summed over the batch, then the positions) moves fewer bytes
   // than before it. (With other users, one reduction serves them all.)
   bool linear =
-      (isa<SumOp, MeanOp, ReshapeOp, TransposeOp, SliceOp, NegOp>(op) &&
-       op->getOperand(0).hasOneUse()) ||
-      (isa<AddOp, SubOp>(op) &&
-       llvm::all_equal(llvm::map_range(op->getOperands(), placementOf)));
+      passesPartialSums(op) &&
+      (isa<AddOp, SubOp>(op)
+           ? llvm::all_equal(llvm::map_range(op->getOperands(), placementOf))
+           : op->getOperand(0).hasOneUse());
   // A partial operand of any other op is reduced: scattered to the split
   // the op keeps over the axis (its result's, another operand's), else
   // all-reduced.

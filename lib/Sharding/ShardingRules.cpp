@@ -226,6 +226,11 @@ static ShardingRule axisReductionRule(Operation *op, int64_t axis) {
   return rule;
 }
 
+bool mlir::kina::passesPartialSums(Operation *op) {
+  return isa<SumOp, MeanOp, ReshapeOp, TransposeOp, SliceOp, NegOp, AddOp,
+             SubOp>(op);
+}
+
 std::optional<ShardingRule> mlir::kina::getShardingRule(Operation *op) {
   if (op->hasTrait<Elementwise>())
     return elementwise(op);

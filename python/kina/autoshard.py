@@ -5,6 +5,7 @@ compiles it, and returns a `Plan` (docs/interfaces.md, "Automatic
 sharding").
 """
 
+import re
 import warnings
 
 from . import calibrate as _calibrate
@@ -40,6 +41,25 @@ def machine_options(calibration=None, backend="simulator"):
             "collectives": figures}
 
 
+def with_placements(source, function, placements):
+    """`source` with the `@auto` parameters of `function` written as
+    `placements` ({name: placement}) says."""
+    header = re.search(r"\bfn\s+%s\s*\(" % re.escape(function), source)
+    if header is None:
+        raise ValueError("no function %r in the source" % function)
+    start = end = header.end()
+    depth = 1
+    while depth:
+        depth += {"(": 1, ")": -1}.get(source[end], 0)
+        end += 1
+    params = source[start:end]
+    for name, placement in placements.items():
+        params = re.sub(r"(\b%s\s*:\s*Tensor\[\s*\w+\s*,\s*\[[^\]]*\]\s*,\s*)"
+                        r"@auto(\s*\])" % re.escape(name),
+                        lambda m: m.group(1) + placement + m.group(2), params)
+    return source[:start] + params + source[end:]
+
+
 class Alternative:
     """Another plan than the best: its `objective`, `delta` (its
     objective less the best's, in the same unit), `bytes_per_device` and
@@ -73,8 +93,9 @@ class Plan:
     compiled plan's ledger) and `ir` (the placed program, stage
     "propagated")."""
 
-    def __init__(self, module, report, resolve=None):
+    def __init__(self, module, report, resolve=None, source=None):
         self.module = module
+        self._source = source
         # Compiles again with other options (explain), for explain().
         self._resolve = resolve
         self.function = report.function
@@ -99,6 +120,14 @@ class Plan:
         for entry in report.why_not:
             self._why_not.setdefault(entry.parameter, {})[entry.placement] = \
                 Alternative(report.objective, entry.plan, entry.feasible)
+
+    @property
+    def source(self):
+        """The program with this function's `@auto` parameters written as
+        the plan places them (its results stay `@auto`): compiled, the
+        solver places the rest again under those pins, the same plan (one
+        input, one plan); edit a placement to see what it costs."""
+        return with_placements(self._source, self.function, self.placements)
 
     def explain(self, name):
         """Why parameter `name` is placed as it is: {placement: the best
@@ -183,4 +212,4 @@ def auto_shard(source, function=None, budget_bytes=None, objective="time",
         return auto_shard(source, function, budget_bytes, objective,
                           calibration, backend, filename, alternatives=0,
                           explain=[name], seconds_limit=seconds_limit)
-    return Plan(module, module.plans[function], resolve)
+    return Plan(module, module.plans[function], resolve, source)

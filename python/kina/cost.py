@@ -55,11 +55,14 @@ class Cost:
     what a device keeps between calls) and `at_peak` (the values live at
     the peak), each a `Memory`; `at_peak.total == peak_bytes`;
     `peak_location`: the `file:line:col` of the op that reaches the peak
-    (a call, for a peak inside its callee; "" when it is the arguments)."""
+    (a call, for a peak inside its callee; "" when it is the arguments);
+    `predicted_seconds`: the time automatic sharding's model predicts
+    (the compile's `auto_shard` machine figures, else the compiler's
+    defaults), the same for a hand-written plan as for a solved one."""
 
     def __init__(self, function, flops, peak_bytes, bytes_sent, traffic,
                  collectives, at_rest=None, at_peak=None,
-                 peak_location=""):
+                 peak_location="", predicted_seconds=None):
         self.function = function
         self.flops = flops
         self.peak_bytes = peak_bytes
@@ -69,6 +72,7 @@ class Cost:
         self.at_rest = at_rest
         self.at_peak = at_peak
         self.peak_location = peak_location
+        self.predicted_seconds = predicted_seconds
 
     def __repr__(self):
         return ("<kina.Cost of %r per device: %d FLOPs, %d bytes at peak, "
@@ -122,5 +126,5 @@ def from_records(records):
                                  [r for r in remarks
                                   if r.function == c.function],
                                  _memory(c.at_rest), _memory(c.at_peak),
-                                 c.peak_location)
+                                 c.peak_location, c.predicted_seconds)
     return remarks, costs

@@ -6,7 +6,9 @@
 // none; and every placement of a parameter. A factor goes to a mesh axis
 // only where every dim of it divides by the axis size (the per-device
 // ABI's equal blocks). A contracting factor on an axis leaves the result
-// partial over it.
+// partial over it; an op that passes partial sums (passesPartialSums: a
+// sum, a reshape, an add of summands...) may also take its operands
+// partial over the axes no factor takes, and give a partial result.
 //
 //===----------------------------------------------------------------------===//
 

@@ -70,6 +70,10 @@ struct FunctionCostRecord {
   int64_t flops = 0;
   int64_t peakBytes = 0; // arguments included
   int64_t bytesSent = 0; // callees included
+  /// Seconds under the time model of automatic sharding (the compile's
+  /// machine figures: kina.calibrate's, or the defaults), callees
+  /// included.
+  double predictedSeconds = 0;
   std::vector<TrafficRecord> traffic;
   /// The memory ledger: the arguments (what a device keeps between
   /// calls), and every value live at the peak, in program order; where

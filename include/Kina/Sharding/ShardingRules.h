@@ -35,6 +35,13 @@ struct ShardingRule {
 /// per block: constants, reshards, collectives).
 std::optional<ShardingRule> getShardingRule(Operation *op);
 
+/// Whether `op` may run on partial sums and give a partial sum: each
+/// device applies it to its summands and the results sum to the op's
+/// (it is linear in its operands and adds nothing of its own): sums,
+/// means, reshapes, transposes, slices and negation of one operand, and
+/// adds and subtracts of operands partial over the same mesh axes.
+bool passesPartialSums(Operation *op);
+
 /// Which source dims and target dims of a row-major reshape hold the same
 /// elements: groups of consecutive dims with equal products.
 SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
