@@ -6,6 +6,8 @@
 #include "Problem.h"
 #include "Solve.h"
 
+#include "Kina/Sharding/SplitReductions.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -21,6 +23,22 @@ static void prepare(func::FuncOp fn) {
   for (Operation &op : fn.getBody().front())
     ops.push_back(&op);
   for (Operation *op : ops) {
+    // A mean as a sum and a division, as the propagation computes one over
+    // a split axis: the sum's contracting factor lets the space split the
+    // axis and reduce a partial sum (data parallelism's loss).
+    if (auto mean = dyn_cast<MeanOp>(op)) {
+      OpBuilder builder(op);
+      SmallVector<Operation *> built = meanAsSum(builder, mean);
+      if (!built.empty()) {
+        Value result = built.back()->getResult(0);
+        if (!placementOf(mean.getResult()).isAuto())
+          result = ReshardOp::create(builder, op->getLoc(), mean.getType(),
+                                     result);
+        mean.getResult().replaceAllUsesWith(result);
+        mean->erase();
+        continue;
+      }
+    }
     if (auto reshard = dyn_cast<ReshardOp>(op)) {
       if (placementOf(reshard.getResult()).isAuto()) {
         reshard.getResult().replaceAllUsesWith(reshard.getInput());
@@ -41,6 +59,9 @@ static void prepare(func::FuncOp fn) {
     result.replaceAllUsesExcept(pin.getResult(), pin);
   }
 }
+
+/// Plans within this fraction of the optimum's objective are ties.
+static constexpr double kTieTolerance = 1e-9;
 
 /// The bytes of `value`'s smallest block among its placements.
 static int64_t smallestBlock(Problem &problem, Value value) {
@@ -219,6 +240,10 @@ LogicalResult mlir::kina::autoShard(func::FuncOp fn,
                           << fn.getName() << "' in "
                           << options.secondsLimit << " s";
   }
+  // Ties (plans whose objectives differ by less than CBC's tolerances
+  // tell apart) go to the one holding the fewest parameter bytes.
+  solution = formulation.breakTies(
+      solution, kTieTolerance * std::max(1.0, std::fabs(solution.objective)));
   AutoShardReport out;
   out.function = fn.getName().str();
   out.objective = solution.objective;

@@ -190,6 +190,33 @@ Solution Formulation::solve(const Milp &program) const {
   return solution;
 }
 
+Solution Formulation::breakTies(const Solution &best,
+                                double tolerance) const {
+  Milp ties = milp;
+  // The objective at most the optimum's (less the constant terms).
+  ties.addConstraint("optimum", milp.objectiveTerms(), Milp::Sense::LessEqual,
+                     best.objective - constant + tolerance);
+  ties.clearCosts();
+  for (auto [n, node] : llvm::enumerate(problem.nodes)) {
+    if (node.argument < 0)
+      continue;
+    Value arg = problem.function.getArgument(node.argument);
+    for (auto [k, placement] : llvm::enumerate(node.results))
+      ties.addCost(s[n][k],
+                   static_cast<double>(problem.blockBytes(arg, placement)));
+  }
+  Solution tied = solve(ties);
+  if (!tied.result.hasSolution())
+    return best;
+  // The optimum's objective and bound; the tie's choices.
+  tied.result.status = best.result.status;
+  tied.objective = best.objective;
+  tied.bound = best.bound;
+  tied.result.objective = best.result.objective;
+  tied.result.bound = best.result.bound;
+  return tied;
+}
+
 std::optional<std::pair<int64_t, double>>
 mlir::kina::autoshard::enumerateAll(Problem &problem, int64_t limit) {
   int64_t count = 1;

@@ -27,6 +27,10 @@ public:
   /// added) with CBC.
   Solution solve(const Milp &program) const;
   Solution solve() const { return solve(milp); }
+  /// Among the plans within `tolerance` of `best`'s objective, one whose
+  /// parameters hold the fewest bytes per device (the tie-break: a
+  /// split parameter over a replicated one); `best` when it is alone.
+  Solution breakTies(const Solution &best, double tolerance) const;
   /// The column of node n's choice k.
   int column(int node, int choice) const { return s[node][choice]; }
 

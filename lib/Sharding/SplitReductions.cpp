@@ -105,6 +105,28 @@ static Value normalizeFromStatistics(Expansion &e, Value x, int64_t axis,
   return normalized ? e.make<ReshapeOp>(normalized, type.getShape()) : Value();
 }
 
+/// `mean` as its sum over the axis divided by the count: what each
+/// device can compute from its block's partial sum.
+static Value sumOverCount(Expansion &e, MeanOp mean) {
+  Value sum = e.make<SumOp>(mean.getInput(), mean.getAxis());
+  int64_t count = cast<KinaTensorType>(mean.getInput().getType())
+                      .getDimSize(mean.getAxis());
+  return sum ? e.make<DivOp>(sum, e.filled(float(count), sum)) : Value();
+}
+
+SmallVector<Operation *> mlir::kina::meanAsSum(OpBuilder &builder,
+                                               MeanOp mean) {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(mean);
+  Expansion e(builder, mean.getLoc());
+  if (!sumOverCount(e, mean)) {
+    for (Operation *made : llvm::reverse(e.built))
+      made->erase();
+    return {};
+  }
+  return e.built;
+}
+
 SmallVector<Operation *> mlir::kina::expandOverSplitAxis(OpBuilder &builder,
                                                          Operation *op,
                                                          MeshOp mesh) {
@@ -134,14 +156,8 @@ SmallVector<Operation *> mlir::kina::expandOverSplitAxis(OpBuilder &builder,
             rowMax, cast<KinaTensorType>(max.getType()).getShape());
     }
   } else if (auto mean = dyn_cast<MeanOp>(op)) {
-    int64_t axis = mean.getAxis();
-    if (devicesSplitting(mean.getInput(), axis, mesh)) {
-      Value sum = e.make<SumOp>(mean.getInput(), axis);
-      int64_t count =
-          cast<KinaTensorType>(mean.getInput().getType()).getDimSize(axis);
-      if (sum)
-        result = e.make<DivOp>(sum, e.filled(float(count), sum));
-    }
+    if (devicesSplitting(mean.getInput(), mean.getAxis(), mesh))
+      result = sumOverCount(e, mean);
   }
   if (!result) {
     for (Operation *made : llvm::reverse(e.built))

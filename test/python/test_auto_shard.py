@@ -271,3 +271,56 @@ def test_the_plan_is_never_predicted_slower_than_a_hand_plan(name, w_fc,
     for got, want in zip(hand.simulate("step", *args).value,
                          numpy_step(*args)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_moments_that_do_not_fit_are_split_as_zero1_does():
+    """test_zero's MLP step with the weights pinned replicated and AdamW's
+    moments left to the solver: without a budget they stay replicated;
+    when they do not fit, the largest weight's moments are split over dp
+    (ZeRO-1 for that weight: its gradient reduce-scattered, its update on
+    half, the new weight gathered), and 20 steps train to torch's AdamW."""
+    import test_zero as zero
+    source = zero.mlp_source("data", 2)
+    source = re.sub(r"\b([mv]_w\d: Tensor\[F32, \[[0-9, ]+\]), @replicated\]",
+                    r"\1, @auto]", source)
+    source = re.sub(r"(Tensor\[F32, \[[0-9, ]+\]), @replicated\] "
+                    r"@reuses\(([mv]_w\d)\)", r"\1, @auto] @reuses(\2)", source)
+    assert source.count("@auto") == 12
+    free = plan_of(source, function="step")
+    assert all(free.placements["%s_%s" % (k, w)] == "@replicated"
+               for k in "mv" for w in zero.WEIGHTS)
+    plan = plan_of(source, function="step", budget_bytes=4500)
+    split = {name for name, placement in plan.placements.items()
+             if name[:2] in ("m_", "v_") and placement != "@replicated"}
+    assert split == {"m_w2", "v_w2"}
+    assert plan.placements["m_w2"] in ("@sharded(axis=0, over=dp)",
+                                       "@sharded(axis=1, over=dp)")
+    assert plan.peak_bytes <= 4500
+    trained, run = zero.train(plan.module, simulate=True)
+    assert run.bytes_moved == 2 * plan.bytes_per_device
+    reference = zero.torch_reference()
+    for k in zero.WEIGHTS:
+        scale = np.abs(reference[k]).max()
+        assert np.abs(trained[k] - reference[k]).max() <= 1e-5 * scale, k
+
+
+def test_a_large_batch_is_split_and_a_small_one_is_not():
+    """Every placement free on a mesh of [2]: 8 rows are computed whole on
+    each device (no collective pays for itself), 2048 are split over dp
+    with the weights replicated, data parallelism, the mean loss reduced
+    as a partial sum."""
+    one_axis = STEP.replace("@mesh([2, 2], axes=[dp, tp])",
+                            "@mesh([2], axes=[dp])").replace(
+        "@sharded(axis=0, over=dp)", "@auto")
+    small = plan_of(one_axis, function="step")
+    assert set(small.placements.values()) == {"@replicated"}
+    large = plan_of(one_axis.replace("[8, 8]", "[2048, 8]"), function="step")
+    assert large.placements == {"x": "@sharded(axis=0, over=dp)",
+                                "y": "@sharded(axis=0, over=dp)",
+                                "w_fc": "@replicated",
+                                "w_proj": "@replicated"}
+    assert large.predicted_seconds < small.predicted_seconds * 2048 / 8
+    args = arrays((2048, 8), (2048, 8), (8, 16), (16, 8), seed=5)
+    result = check_priced_bytes(large, "step", args)
+    for got, want in zip(result.value, numpy_step(*args)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -36,6 +36,19 @@ public:
     variables[variable].lower = lower;
     variables[variable].upper = upper;
   }
+  /// The objective's nonzero terms (variable, cost).
+  std::vector<std::pair<int, double>> objectiveTerms() const {
+    std::vector<std::pair<int, double>> terms;
+    for (int j = 0; j < numVariables(); ++j)
+      if (variables[j].cost != 0)
+        terms.push_back({j, variables[j].cost});
+    return terms;
+  }
+  /// Sets every objective coefficient to 0.
+  void clearCosts() {
+    for (Variable &v : variables)
+      v.cost = 0;
+  }
   /// Adds `cost` to the objective coefficient of `variable`.
   void addCost(int variable, double cost) { variables[variable].cost += cost; }
   /// sum(coefficient * x[variable]) `sense` rhs.

@@ -21,6 +21,12 @@ namespace mlir::kina {
 SmallVector<Operation *> expandOverSplitAxis(OpBuilder &builder, Operation *op,
                                              MeshOp mesh);
 
+/// `mean` built again before it as a sum over its axis divided by the
+/// count (the ops built, in order, `@auto`; the last stands for `mean`):
+/// the form in which a split axis leaves each device a partial sum, as
+/// automatic sharding poses every mean so that its space has them.
+SmallVector<Operation *> meanAsSum(OpBuilder &builder, MeanOp mean);
+
 } // namespace mlir::kina
 
 #endif // KINA_SHARDING_SPLITREDUCTIONS_H
