@@ -5,6 +5,7 @@ compiled plan's ledger (`Module.cost`) and the simulator's count per
 device, the values equal a NumPy reference within 1e-5, and the plan is
 the same whatever order the mesh declares its axes in."""
 
+import os
 import pathlib
 import re
 import warnings
@@ -20,6 +21,11 @@ FORWARD = (INPUTS / "mlp-forward.kina").read_text()
 STEP = (INPUTS / "mlp-step-auto.kina").read_text()
 # The defaults, named (no warning about a missing calibration file).
 MACHINE = calibrate.defaults()
+# The training steps' solves and compiles: the plain suite runs them (the
+# forward's, under ASan too, cover the same code).
+heavy = pytest.mark.skipif(os.environ.get("KINA_UNDER_ASAN") == "1",
+                           reason="training-step compiles: the plain suite "
+                           "runs them")
 
 
 def plan_of(source, **options):
@@ -74,6 +80,7 @@ def test_the_forward_plan_runs_as_priced(budget, placements, sent):
                                rtol=1e-5, atol=1e-5)
 
 
+@heavy
 @pytest.mark.parametrize("budget, objective", [
     (None, "time"), (None, "bytes"), (2400, "time"), (1800, "time"),
     (1800, "bytes")])
@@ -91,6 +98,7 @@ def test_the_training_step_runs_as_priced(budget, objective):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@heavy
 def test_a_tight_budget_splits_the_weights_over_both_axes():
     free = plan_of(STEP, function="step")
     tight = plan_of(STEP, function="step", budget_bytes=1800)
@@ -99,6 +107,7 @@ def test_a_tight_budget_splits_the_weights_over_both_axes():
     assert tight.objective > free.objective
 
 
+@heavy
 def test_plans_do_not_depend_on_the_declared_axis_order():
     swapped = STEP.replace("axes=[dp, tp]", "axes=[tp, dp]")
     for budget in (None, 1800):
@@ -109,6 +118,7 @@ def test_plans_do_not_depend_on_the_declared_axis_order():
         assert a.bytes_per_device == b.bytes_per_device
 
 
+@heavy
 def test_the_same_input_gives_the_same_plan():
     a = plan_of(STEP, function="step", budget_bytes=1800)
     b = plan_of(STEP, function="step", budget_bytes=1800)
@@ -207,6 +217,7 @@ def test_show_plan_prints_the_blocks_and_the_collectives(capsys):
     assert "alternative 1: +" in text
 
 
+@heavy
 def test_the_written_back_program_compiles_to_the_same_plan():
     plan = plan_of(STEP, function="step", budget_bytes=1800)
     source = plan.source
@@ -252,6 +263,7 @@ def hand_plan(w_fc, w_proj):
     return source
 
 
+@heavy
 @pytest.mark.parametrize("name, w_fc, w_proj", [
     ("data parallel", "@replicated", "@replicated"),
     ("megatron over tp", "@sharded(axis=1, over=tp)",
@@ -273,6 +285,7 @@ def test_the_plan_is_never_predicted_slower_than_a_hand_plan(name, w_fc,
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@heavy
 def test_moments_that_do_not_fit_are_split_as_zero1_does():
     """test_zero's MLP step with the weights pinned replicated and AdamW's
     moments left to the solver: without a budget they stay replicated;
@@ -304,6 +317,7 @@ def test_moments_that_do_not_fit_are_split_as_zero1_does():
         assert np.abs(trained[k] - reference[k]).max() <= 1e-5 * scale, k
 
 
+@heavy
 def test_a_large_batch_is_split_and_a_small_one_is_not():
     """Every placement free on a mesh of [2]: 8 rows are computed whole on
     each device (no collective pays for itself), 2048 are split over dp
