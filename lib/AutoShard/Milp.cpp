@@ -84,6 +84,21 @@ Milp::Result Milp::solve(const Options &options) const {
   for (int j = 0; j < columns; ++j)
     if (variables[j].integer)
       Cbc_setInteger(m, j);
+  if (!options.cuts)
+    Cbc_setParameter(m, "cuts", "off");
+  if (options.maxNodes >= 0)
+    Cbc_setMaximumNodes(m, options.maxNodes);
+  if (!options.start.empty()) {
+    std::vector<int> integers;
+    std::vector<double> values;
+    for (int j = 0; j < columns; ++j)
+      if (variables[j].integer) {
+        integers.push_back(j);
+        values.push_back(options.start[j]);
+      }
+    Cbc_setMIPStartI(m, static_cast<int>(integers.size()), integers.data(),
+                     values.data());
+  }
   Result result;
   Cbc_solve(m);
   if (Cbc_isProvenInfeasible(m)) {

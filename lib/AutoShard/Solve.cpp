@@ -169,10 +169,15 @@ Formulation::Formulation(Problem &problem) : problem(problem) {
 
 }
 
-Solution Formulation::solve(const Milp &program) const {
-  Solution solution;
+Milp::Options Formulation::defaultOptions() const {
   Milp::Options options;
   options.secondsLimit = problem.options.secondsLimit;
+  return options;
+}
+
+Solution Formulation::solve(const Milp &program,
+                            Milp::Options options) const {
+  Solution solution;
   solution.result = program.solve(options);
   solution.variables = program.numVariables();
   solution.constraints = program.numConstraints();
@@ -190,6 +195,9 @@ Solution Formulation::solve(const Milp &program) const {
   return solution;
 }
 
+/// The branch-and-bound nodes the tie-break may explore.
+static constexpr int kTieNodes = 20;
+
 Solution Formulation::breakTies(const Solution &best,
                                 double tolerance) const {
   Milp ties = milp;
@@ -205,7 +213,14 @@ Solution Formulation::breakTies(const Solution &best,
       ties.addCost(s[n][k],
                    static_cast<double>(problem.blockBytes(arg, placement)));
   }
-  Solution tied = solve(ties);
+  // From the optimum, and for a bounded number of nodes: the tie-break
+  // must not cost more than the solve (a node limit, not seconds, so
+  // that every machine breaks the tie alike).
+  Milp::Options options = defaultOptions();
+  options.start = best.result.values;
+  options.maxNodes = kTieNodes;
+  options.cuts = false;
+  Solution tied = solve(ties, options);
   if (!tied.result.hasSolution())
     return best;
   // The optimum's objective and bound; the tie's choices.

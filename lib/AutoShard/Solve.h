@@ -25,7 +25,10 @@ public:
   explicit Formulation(Problem &problem);
   /// Solves `program` (this formulation's, perhaps with cuts or bounds
   /// added) with CBC.
-  Solution solve(const Milp &program) const;
+  Solution solve(const Milp &program, Milp::Options options) const;
+  Solution solve(const Milp &program) const {
+    return solve(program, defaultOptions());
+  }
   Solution solve() const { return solve(milp); }
   /// Among the plans within `tolerance` of `best`'s objective, one whose
   /// parameters hold the fewest bytes per device (the tie-break: a
@@ -37,6 +40,7 @@ public:
   Milp milp;
 
 private:
+  Milp::Options defaultOptions() const;
   Problem &problem;
   double constant = 0;
   SmallVector<SmallVector<int>> s;

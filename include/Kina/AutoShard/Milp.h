@@ -65,6 +65,13 @@ public:
     double secondsLimit = 60;
     /// Stop when (incumbent - bound) / |incumbent| is at most this.
     double relativeGap = 0;
+    /// Stop after this many branch-and-bound nodes (a limit that, unlike
+    /// seconds, gives the same answer on every machine); -1: none.
+    int maxNodes = -1;
+    /// Cut generation at the nodes (off: a quick search from `start`).
+    bool cuts = true;
+    /// A solution to start from (a value per variable), or empty.
+    std::vector<double> start;
   };
 
   struct Result {
