@@ -106,6 +106,14 @@ struct AutoShardPass
                          << "'; it is time or bytes";
       return signalPassFailure();
     }
+    if (budget < 0 || enumerateUpTo < 0 || alternatives < 0) {
+      module.emitError() << "--kina-auto-shard: budget, enumerate and "
+                            "alternatives are counts (0: none), got "
+                         << static_cast<int64_t>(budget) << ", "
+                         << static_cast<int64_t>(enumerateUpTo) << " and "
+                         << static_cast<int64_t>(alternatives);
+      return signalPassFailure();
+    }
     AutoShardOptions options;
     options.objective = objective == "bytes"
                             ? AutoShardOptions::Objective::Bytes
