@@ -21,8 +21,9 @@ PlacementAttr mlir::kina::autoshard::whole(PlacementAttr placement) {
   return placement;
 }
 
-LogicalResult mlir::kina::autoshard::applyPlan(Problem &problem,
-                                               ArrayRef<int> choices) {
+LogicalResult
+mlir::kina::autoshard::applyPlan(Problem &problem, ArrayRef<int> choices,
+                                 std::vector<CollectiveRecord> &records) {
   func::FuncOp fn = problem.function;
   Block &body = fn.getBody().front();
   auto withPlacement = [](Value value, PlacementAttr placement) {
@@ -35,18 +36,36 @@ LogicalResult mlir::kina::autoshard::applyPlan(Problem &problem,
                     node.results[choices[n]]);
 
   DenseMap<std::pair<Value, Attribute>, Value> converted;
-  auto convertTo = [&](Operation *at, Value value,
-                       PlacementAttr target) -> FailureOr<Value> {
+  auto convertTo = [&](Operation *at, Value value, PlacementAttr target,
+                       const std::string &why) -> FailureOr<Value> {
     if (placementOf(value) == target)
       return value;
     auto key = std::make_pair(value, Attribute(target));
     if (Value earlier = converted.lookup(key))
       return earlier;
     OpBuilder builder(at);
-    FailureOr<Value> result = convertPlacement(builder, at->getLoc(), value,
-                                               target, [](Operation *) {});
-    if (succeeded(result))
-      converted[key] = *result;
+    SmallVector<Operation *> made;
+    FailureOr<Value> result =
+        convertPlacement(builder, at->getLoc(), value, target,
+                         [&](Operation *op) { made.push_back(op); });
+    if (failed(result))
+      return failure();
+    converted[key] = *result;
+    for (Operation *op : made) {
+      int64_t bytes = bytesSentPerDevice(op);
+      if (bytes == 0)
+        continue; // all_slice: nothing moves
+      CollectiveRecord record;
+      record.function = fn.getName().str();
+      record.location = locationText(at->getLoc());
+      record.kind = op->getName().stripDialect().str();
+      record.over = cast<CollectiveOpInterface>(op).getOver().str();
+      record.placement = placementOf(op->getOperand(0)).str();
+      record.reason = why;
+      record.bytesPerDevice = bytes;
+      emitRemark(at->getLoc()) << remarkText(record);
+      records.push_back(std::move(record));
+    }
     return result;
   };
 
@@ -55,8 +74,10 @@ LogicalResult mlir::kina::autoshard::applyPlan(Problem &problem,
     ops.push_back(&op);
   for (Operation *op : ops) {
     if (auto reshard = dyn_cast<ReshardOp>(op)) {
-      FailureOr<Value> value =
-          convertTo(op, reshard.getInput(), placementOf(reshard.getResult()));
+      PlacementAttr target = placementOf(reshard.getResult());
+      FailureOr<Value> value = convertTo(
+          op, reshard.getInput(), target,
+          "the program places the value " + target.str() + " here");
       if (failed(value))
         return failure();
       reshard.getResult().replaceAllUsesWith(*value);
@@ -73,7 +94,10 @@ LogicalResult mlir::kina::autoshard::applyPlan(Problem &problem,
           target = placementOf(body.getArgument(reuses.getInt()));
         else if (target.isAuto())
           target = whole(placementOf(returned));
-        FailureOr<Value> value = convertTo(op, returned, target);
+        FailureOr<Value> value =
+            convertTo(op, returned, target,
+                      "result #" + std::to_string(j) + " is returned " +
+                          target.str());
         if (failed(value))
           return failure();
         ret->setOperand(j, *value);
@@ -89,8 +113,11 @@ LogicalResult mlir::kina::autoshard::applyPlan(Problem &problem,
     const Node &node = problem.nodes[it->second];
     int k = choices[it->second];
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-      FailureOr<Value> value =
-          convertTo(op, op->getOperand(i), node.operands[k][i]);
+      FailureOr<Value> value = convertTo(
+          op, op->getOperand(i), node.operands[k][i],
+          "the plan computes " + op->getName().getStringRef().str() + " as " +
+              node.text[k] + ", which takes operand #" + std::to_string(i) +
+              " placed " + node.operands[k][i].str());
       if (failed(value))
         return failure();
       op->setOperand(i, *value);

@@ -7,8 +7,11 @@
 
 namespace mlir::kina::autoshard {
 
-/// Writes `choices` (one per node of `problem`) into its function.
-LogicalResult applyPlan(Problem &problem, ArrayRef<int> choices);
+/// Writes `choices` (one per node of `problem`) into its function; each
+/// collective that moves data gets a remark saying why, and its record
+/// in `records`.
+LogicalResult applyPlan(Problem &problem, ArrayRef<int> choices,
+                        std::vector<CollectiveRecord> &records);
 
 /// `placement` with its partial sums reduced, its splits kept.
 PlacementAttr whole(PlacementAttr placement);

@@ -274,7 +274,7 @@ LogicalResult mlir::kina::autoShard(func::FuncOp fn,
   out.parameters = parameterPlacements(*problem, solution.choices);
   findAlternatives(*problem, formulation, solution, out);
   explainParameters(*problem, formulation, solution, out);
-  if (failed(applyPlan(*problem, solution.choices)))
+  if (failed(applyPlan(*problem, solution.choices, out.inserted)))
     return failure();
   KinaDialect::AutoShardedAttrHelper(fn.getContext())
       .setAttr(fn, UnitAttr::get(fn.getContext()));

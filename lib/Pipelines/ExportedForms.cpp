@@ -218,6 +218,10 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
         **differentiated, createAutoShardPass(autoShard, out.autoShard));
     if (failed(differentiated))
       return failure();
+    for (const AutoShardReport &report : out.autoShard)
+      out.records.collectives.insert(out.records.collectives.end(),
+                                     report.inserted.begin(),
+                                     report.inserted.end());
   }
   if (isPerDeviceProgram(program)) {
     if (probes)

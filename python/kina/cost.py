@@ -10,8 +10,9 @@ Remark = collections.namedtuple(
     "Remark",
     "location collective over placement origin reason bytes function weighed "
     "serves")
-Remark.__doc__ = """A collective the placement propagation inserted: where
-(`file:line:col`, of the op that needed it), which (`all_gather`, ...)
+Remark.__doc__ = """A collective the placement propagation or an auto-shard
+plan inserted: where (`file:line:col`, of the op that needed it), which
+(`all_gather`, ...)
 over which mesh axis, the placement and the annotation the value had, why,
 the bytes each device sends, the function, the alternatives weighed (a
 list of `Alternative`; empty when there was no choice), and the value it

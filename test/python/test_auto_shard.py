@@ -72,6 +72,11 @@ def test_the_forward_plan_runs_as_priced(budget, placements, sent):
     for name, placement in placements.items():
         assert plan.placements[name] == placement
     assert plan.bytes_per_device == sent
+    # Each collective is explained (Module.remarks), its bytes the plan's.
+    explained = [r for r in plan.module.remarks if r.function == "forward"]
+    assert sum(r.bytes for r in explained) == sent
+    assert all("the plan" in r.reason or "returned" in r.reason
+               for r in explained)
     x, w1, w2 = arrays((8, 16), (16, 32), (32, 16))
     expected = np.maximum(x @ w1, 0) @ w2
     result = check_priced_bytes(plan, "forward", (x, w1, w2))

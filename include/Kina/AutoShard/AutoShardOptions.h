@@ -8,6 +8,8 @@
 #ifndef KINA_AUTOSHARD_AUTOSHARDOPTIONS_H
 #define KINA_AUTOSHARD_AUTOSHARDOPTIONS_H
 
+#include "Kina/Sharding/CostRecords.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -89,6 +91,8 @@ struct AutoShardReport {
     Alternative plan;
   };
   std::vector<WhyNot> whyNot;
+  /// The collectives the plan inserted, each with why (the remarks).
+  std::vector<CollectiveRecord> inserted;
   /// With enumerateUpTo: the plans enumerated and the best objective.
   int64_t enumerated = 0;
   double enumeratedBest = 0;
