@@ -110,10 +110,8 @@ static void explainBudget(Problem &problem) {
     int64_t smallest = smallestBlock(problem, value);
     std::string name;
     if (auto arg = dyn_cast<BlockArgument>(value)) {
-      auto attr = fn.getArgAttrOfType<StringAttr>(
-          arg.getArgNumber(), KinaDialect::NameAttrHelper::getNameStr());
-      name = attr ? "'" + attr.str() + "'"
-                  : "argument #" + std::to_string(arg.getArgNumber());
+      name = parameterName(fn, arg.getArgNumber());
+      name = name[0] == '#' ? "argument " + name : "'" + name + "'";
     } else {
       name = "the value of " + locationText(value.getLoc());
     }
@@ -130,12 +128,6 @@ static void explainBudget(Problem &problem) {
     diagnostic << (i ? ", " : " ") << entry.second << " " << entry.first
                << " B";
   }
-}
-
-static std::string parameterName(func::FuncOp fn, unsigned i) {
-  auto name = fn.getArgAttrOfType<StringAttr>(
-      i, KinaDialect::NameAttrHelper::getNameStr());
-  return name ? name.str() : "#" + std::to_string(i);
 }
 
 /// Each parameter's name and placement under `choices`.

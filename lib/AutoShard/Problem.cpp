@@ -21,11 +21,17 @@ static std::string nodeName(Operation *op) {
          locationText(op->getLoc());
 }
 
-static std::string parameterName(func::FuncOp fn, unsigned i) {
+std::string mlir::kina::autoshard::parameterName(func::FuncOp fn,
+                                                 unsigned i) {
   auto name = fn.getArgAttrOfType<StringAttr>(
       i, KinaDialect::NameAttrHelper::getNameStr());
-  return name ? "parameter '" + name.str() + "'"
-              : "argument #" + std::to_string(i);
+  return name ? name.str() : "#" + std::to_string(i);
+}
+
+/// "parameter 'w'", or "argument #i" for one without a name.
+static std::string describeParameter(func::FuncOp fn, unsigned i) {
+  std::string name = parameterName(fn, i);
+  return name[0] == '#' ? "argument " + name : "parameter '" + name + "'";
 }
 
 int64_t Problem::blockBytes(Value value, PlacementAttr placement) const {
@@ -47,7 +53,7 @@ FailureOr<Problem> Problem::build(func::FuncOp fn, MeshOp mesh,
   for (auto [i, arg] : llvm::enumerate(fn.getArguments())) {
     auto type = dyn_cast<KinaTensorType>(arg.getType());
     if (!type)
-      return emitError(arg.getLoc()) << "auto-shard: " << parameterName(fn, i)
+      return emitError(arg.getLoc()) << "auto-shard: " << describeParameter(fn, i)
                                       << " is not a kina tensor";
     PlacementAttr placement = type.getPlacement();
     if (placement.isMesh()) {
@@ -57,9 +63,9 @@ FailureOr<Problem> Problem::build(func::FuncOp fn, MeshOp mesh,
     if (!placement.isAuto())
       return emitError(arg.getLoc())
              << "auto-shard places values on the mesh; "
-             << parameterName(fn, i) << " is " << placement.str();
+             << describeParameter(fn, i) << " is " << placement.str();
     Node node;
-    node.name = parameterName(fn, i);
+    node.name = describeParameter(fn, i);
     node.argument = i;
     for (PlacementAttr candidate : enumeratePlacements(type, mesh)) {
       node.results.push_back(candidate);

@@ -54,6 +54,9 @@ struct Node {
   SmallVector<std::string> text;    // per choice
 };
 
+/// Parameter `i`'s name as the program writes it, or "#i" without one.
+std::string parameterName(func::FuncOp fn, unsigned i);
+
 struct Demand {
   Value value;
   PlacementAttr target;

@@ -6,7 +6,6 @@ sharding").
 """
 
 import re
-import warnings
 
 from . import calibrate as _calibrate
 
@@ -22,9 +21,8 @@ def machine_options(calibration=None, backend="simulator"):
     if backend not in BACKENDS:
         raise ValueError("backend is one of %s, got %r" % (BACKENDS, backend))
     if calibration is None or not isinstance(calibration, dict):
-        with warnings.catch_warnings():
-            warnings.simplefilter("always")
-            calibration = _calibrate.load(calibration)
+        # Warns (the user's filters decide) when there is no file.
+        calibration = _calibrate.load(calibration)
     collectives = calibration["collectives"].get(backend)
     if not collectives:
         raise ValueError("the calibration has no %s collectives (measure "
