@@ -27,6 +27,12 @@
    `mpirun -n 2` (kina.training.RankTrainer, one thread per rank) against
    one device on one thread, in turns, with each plan's bytes and memory
    ledger per device (m.cost) and each rank's measured peak memory.
+8. the Python frontend (kina.jit) against the generated source;
+9. automatic sharding: `kina-opt --kina-differentiate --kina-auto-shard`
+   on the test-width GPT's training program with every placement @auto
+   (its four functions: forward, loss, gradients, step), 2, 12 and 48
+   blocks on [2], and the forward alone on [2, 2], each with the decisions
+   left once repeated layers are tied.
 
 Figures for a CPU come from that CPU: on an AVX-512 machine this measures
 the AVX-512 code, on an AVX2 one the AVX2 code (docs/performance.md).
@@ -51,6 +57,7 @@ import ctypes
 import json
 import os
 import pathlib
+import re
 import shutil
 import statistics
 import subprocess
@@ -927,6 +934,55 @@ def jit_section(r, models=None, **_):
                   100 * steps[1]["overhead"] / steps[1]["seconds"]))
 
 
+def auto_shard_program(layers, mesh, train):
+    """The test-width GPT (kina.models.gpt, B=4) with every placement but
+    the scalars' written @auto: the training program or the forward."""
+    import dataclasses
+    from kina.models import gpt
+    cfg = dataclasses.replace(gpt.Config.tiny(), layers=layers, b=4)
+    two_axes = len(mesh) == 2
+    placed = mesh if two_axes else mesh[0]
+    parallel = "data+megatron" if two_axes else "data"
+    source = (gpt.train_source if train else gpt.source)(
+        cfg, mesh=placed, parallel=parallel)
+    return re.sub(r"(Tensor\[(?:F32|I64), \[[0-9][0-9, ]*\]), "
+                  r"@(replicated|sharded\([^)]*\))\]", r"\1, @auto]", source)
+
+
+def auto_shard_section(r, **_):
+    print("== 9. automatic sharding: building and solving (kina-opt "
+          "--kina-differentiate --kina-auto-shard, the test-width GPT, every "
+          "placement @auto)")
+    tools = ROOT / "build" / "bin"
+    runs = [(layers, [2], True) for layers in (2, 12, 48)] + \
+        [(layers, [2, 2], False) for layers in (2, 12)]
+    for layers, mesh, train in runs:
+        with tempfile.TemporaryDirectory() as tmp:
+            kina_file = pathlib.Path(tmp) / "auto.kina"
+            kina_file.write_text(auto_shard_program(layers, mesh, train))
+            mlir = subprocess.run(
+                [str(tools / "kina-translate"), "--import-kina",
+                 str(kina_file)], check=True, capture_output=True,
+                text=True).stdout
+            times, remarks = [], ""
+            for _ in range(min(r, 3)):
+                start = time.perf_counter()
+                done = subprocess.run(
+                    [str(tools / "kina-opt"), "--kina-differentiate",
+                     "--kina-auto-shard", "-o", os.devnull], input=mlir,
+                    check=True, capture_output=True, text=True)
+                times.append(time.perf_counter() - start)
+                remarks = done.stderr
+        decisions = re.findall(r"auto-shard of '(\w+)'.*?; (\d+) decisions"
+                               r"(?: \((\d+) once)?", remarks)
+        print("  %-8s %2d blocks on %-6s %s; %s" % (
+            "training" if train else "forward", layers, mesh,
+            "%.1f s (%.1f-%.1f)" % (statistics.median(times), min(times),
+                                    max(times)),
+            ", ".join("%s %s decisions (%s tied)" % (name, total, tied or total)
+                      for name, total, tied in decisions)))
+
+
 def section_numbers(text):
     """--only's value: section numbers separated by commas."""
     try:
@@ -937,7 +993,8 @@ def section_numbers(text):
 
 
 SECTIONS = [toy_section, realistic_section, sgemm_section, devices_section,
-            gpt_section, compile_section, training_section, jit_section]
+            gpt_section, compile_section, training_section, jit_section,
+            auto_shard_section]
 
 
 def main():

@@ -610,6 +610,8 @@ mlir::kina::AutoShardOptions autoShardOptions(const py::dict &given) {
       options.explain = py::cast<std::vector<std::string>>(value);
     } else if (name == "seconds_limit") {
       options.secondsLimit = py::cast<double>(value);
+    } else if (name == "tie_layers") {
+      options.tieLayers = py::cast<bool>(value);
     } else if (name == "flops_per_second") {
       options.machine.flopsPerSecond = py::cast<double>(value);
     } else if (name == "memory_bytes_per_second") {
@@ -725,6 +727,7 @@ PYBIND11_MODULE(_kina, m) {
       .def_readonly("peak_bytes", &mlir::kina::AutoShardReport::peakBytes)
       .def_readonly("collectives", &mlir::kina::AutoShardReport::collectives)
       .def_readonly("decisions", &mlir::kina::AutoShardReport::nodes)
+      .def_readonly("tied_decisions", &mlir::kina::AutoShardReport::groups)
       .def_readonly("variables", &mlir::kina::AutoShardReport::variables)
       .def_readonly("constraints", &mlir::kina::AutoShardReport::constraints)
       .def_readonly("parameters", &mlir::kina::AutoShardReport::parameters)
@@ -771,7 +774,7 @@ PYBIND11_MODULE(_kina, m) {
       "propagated, host, spmd, linalg, llvm; with locations, each op's "
       "source location in the IR. `auto_shard`: how functions with @auto "
       "placements are placed (keys objective, budget_bytes, enumerate, "
-      "alternatives, explain, seconds_limit, flops_per_second, memory_bytes_per_second, "
+      "alternatives, explain, seconds_limit, tie_layers, flops_per_second, memory_bytes_per_second, "
       "collectives: {kind: (latency_s, bytes_per_s)}).");
 
   m.def("reserved_words", &mlir::kina::reservedWords,

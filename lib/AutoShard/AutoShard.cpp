@@ -63,8 +63,8 @@ static void prepare(func::FuncOp fn) {
 /// Plans within this fraction of the optimum's objective are ties.
 static constexpr double kTieTolerance = 1e-9;
 /// The programs whose ties are broken by a second solve: those of at most
-/// this many decisions.
-static constexpr size_t kTieBreakDecisions = 1000;
+/// this many decisions (once repeated layers are tied).
+static constexpr int64_t kTieBreakDecisions = 1000;
 
 /// The bytes of `value`'s smallest block among its placements.
 static int64_t smallestBlock(Problem &problem, Value value) {
@@ -78,9 +78,9 @@ static int64_t smallestBlock(Problem &problem, Value value) {
 /// each placed in its smallest block, still exceed it.
 static void explainBudget(Problem &problem) {
   int64_t worst = -1, worstBytes = 0;
-  for (auto [i, live] : llvm::enumerate(problem.livePoints)) {
+  for (int64_t i = 0; i < problem.numPoints; ++i) {
     int64_t bytes = 0;
-    for (Value value : live)
+    for (Value value : problem.liveAt(i))
       bytes += smallestBlock(problem, value);
     if (bytes > worstBytes) {
       worst = i;
@@ -106,7 +106,7 @@ static void explainBudget(Problem &problem) {
                                              problem.options.budgetBytes
              << " over), split as finely as the mesh allows:";
   SmallVector<std::pair<int64_t, std::string>> held;
-  for (Value value : problem.livePoints[worst]) {
+  for (Value value : problem.liveAt(worst)) {
     int64_t smallest = smallestBlock(problem, value);
     std::string name;
     if (auto arg = dyn_cast<BlockArgument>(value)) {
@@ -239,7 +239,7 @@ LogicalResult mlir::kina::autoShard(func::FuncOp fn,
   // tell apart) go to the one holding the fewest parameter bytes; on
   // large programs the second solve costs several times the first (a
   // 12-layer GPT step: 278 s against 43), and CBC's choice stands.
-  if (problem->nodes.size() <= kTieBreakDecisions)
+  if (problem->numGroups() <= kTieBreakDecisions)
     solution = formulation.breakTies(
         solution,
         kTieTolerance * std::max(1.0, std::fabs(solution.objective)));
@@ -251,6 +251,7 @@ LogicalResult mlir::kina::autoShard(func::FuncOp fn,
   out.gap = solution.result.gap();
   out.optimal = solution.result.status == Milp::Result::Status::Optimal;
   out.nodes = problem->nodes.size();
+  out.groups = problem->numGroups();
   out.variables = solution.variables;
   out.constraints = solution.constraints;
   Problem::Evaluation evaluation = problem->evaluate(solution.choices);
@@ -280,13 +281,18 @@ std::string mlir::kina::remarkText(const AutoShardReport &report) {
   std::string text = llvm::formatv(
       "auto-shard of '{0}': {1} plan, objective {2:f1} {12} (CBC's bound "
       "{3:f1}, gap {4:e2}); predicted {5:e} s, {6} bytes sent per device in {7} "
-      "collectives, {8} bytes at peak; {9} decisions, {10} variables, {11} "
-      "constraints",
+      "collectives, {8} bytes at peak; {9} decisions{13}, {10} variables, "
+      "{11} constraints",
       report.function, report.optimal ? "optimal" : "feasible",
       report.objective, report.bound, report.gap, report.predictedSeconds,
       report.bytesPerDevice, report.collectives, report.peakBytes,
       report.nodes, report.variables, report.constraints,
-      report.bytesObjective ? "B" : "ns");
+      report.bytesObjective ? "B" : "ns",
+      report.groups < report.nodes
+          ? llvm::formatv(" ({0} once repeated layers are tied)",
+                          report.groups)
+                .str()
+          : std::string());
   text += "; parameters:";
   for (auto [i, parameter] : llvm::enumerate(report.parameters))
     text += (i ? ", " : " ") + parameter.first + " " + parameter.second;

@@ -89,6 +89,7 @@ struct AutoShardPass
     alternatives = given.alternatives;
     explain = given.explain;
     secondsLimit = given.secondsLimit;
+    tieLayers = given.tieLayers;
     machine = given.machine;
     fromOptions = true;
   }
@@ -131,6 +132,7 @@ struct AutoShardPass
         collective = {collectiveLatency, collectiveBytesPerSecond};
     }
     options.secondsLimit = secondsLimit;
+    options.tieLayers = tieLayers;
 
     // Every function with @auto placements is placed, each on its whole
     // body: its calls inlined first (from the callees as written, before

@@ -31,7 +31,17 @@ void Milp::addConstraint(std::string name,
   for ([[maybe_unused]] auto &[variable, coefficient] : terms)
     assert(variable >= 0 && variable < numVariables() &&
            "a constraint on a variable not added");
-  constraints.push_back({std::move(name), std::move(terms), sense, rhs});
+  // A column named twice (tied decisions) is one entry of the row.
+  std::sort(terms.begin(), terms.end(),
+            [](auto &a, auto &b) { return a.first < b.first; });
+  std::vector<std::pair<int, double>> merged;
+  for (auto &[variable, coefficient] : terms) {
+    if (!merged.empty() && merged.back().first == variable)
+      merged.back().second += coefficient;
+    else
+      merged.push_back({variable, coefficient});
+  }
+  constraints.push_back({std::move(name), std::move(merged), sense, rhs});
 }
 
 double Milp::Result::gap() const {

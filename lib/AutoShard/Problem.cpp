@@ -156,23 +156,42 @@ FailureOr<Problem> Problem::build(func::FuncOp fn, MeshOp mesh,
     problem.nodes.push_back(std::move(node));
   }
 
-  // The values live after each op: the parameters, and each value from
-  // its definition to its last use.
+  // The points each value is live at: from its definition to its last
+  // use (a value never used is live where it is made).
   index = 0;
-  SmallVector<std::pair<Value, int64_t>> defs;
   for (Operation &op : body) {
     ++index;
     if (isa<func::ReturnOp>(op))
       break;
-    defs.push_back({op.getResult(0), index});
-    SmallVector<Value> live(fn.getArguments().begin(),
-                            fn.getArguments().end());
-    for (auto [value, at] : defs)
-      if (at == index || lastUse.lookup(value) > index)
-        live.push_back(value);
-    problem.livePoints.push_back(std::move(live));
+    int64_t last = std::max(index, lastUse.lookup(op.getResult(0)) - 1);
+    problem.lifetimes.push_back({op.getResult(0), index - 1, last - 1});
+    ++problem.numPoints;
+  }
+  for (Problem::Lifetime &lifetime : problem.lifetimes)
+    lifetime.to = std::min(lifetime.to, problem.numPoints - 1);
+  if (options.tieLayers) {
+    problem.tieRepeatedLayers();
+  } else {
+    for (size_t n = 0; n < problem.nodes.size(); ++n)
+      problem.groupOf.push_back(n);
   }
   return problem;
+}
+
+SmallVector<Value> Problem::liveAt(int64_t point) const {
+  func::FuncOp fn = function;
+  SmallVector<Value> live(fn.getArguments().begin(), fn.getArguments().end());
+  for (const Lifetime &lifetime : lifetimes)
+    if (lifetime.from <= point && point <= lifetime.to)
+      live.push_back(lifetime.value);
+  return live;
+}
+
+int64_t Problem::numGroups() const {
+  int64_t count = 0;
+  for (auto [n, group] : llvm::enumerate(groupOf))
+    count += static_cast<int>(n) == group;
+  return count;
 }
 
 PlacementAttr Problem::placementOf(Value value, ArrayRef<int> choices) const {
@@ -296,11 +315,23 @@ Problem::Evaluation Problem::evaluate(ArrayRef<int> choices) {
     PlacementAttr placement = placementOf(value, choices);
     add(conversion(value, placement, whole(placement)));
   }
-  for (const SmallVector<Value> &live : livePoints) {
-    int64_t bytes = 0;
-    for (Value value : live)
-      bytes += blockBytes(value, placementOf(value, choices));
-    evaluation.peakBytes = std::max(evaluation.peakBytes, bytes);
+  // The bytes live at each point, swept: each value's block added where
+  // it is made and taken away after its last use.
+  if (numPoints > 0) {
+    int64_t held = 0;
+    for (Value arg : function.getArguments())
+      held += blockBytes(arg, placementOf(arg, choices));
+    std::vector<int64_t> change(numPoints + 1, 0);
+    for (const Lifetime &lifetime : lifetimes) {
+      int64_t bytes =
+          blockBytes(lifetime.value, placementOf(lifetime.value, choices));
+      change[lifetime.from] += bytes;
+      change[lifetime.to + 1] -= bytes;
+    }
+    for (int64_t point = 0; point < numPoints; ++point) {
+      held += change[point];
+      evaluation.peakBytes = std::max(evaluation.peakBytes, held);
+    }
   }
   if (options.budgetBytes > 0 && evaluation.peakBytes > options.budgetBytes)
     evaluation.feasible = false;

@@ -76,11 +76,25 @@ public:
   std::vector<Demand> demands;
   /// Values returned as `@auto`: made whole (partial sums reduced).
   std::vector<Value> madeWhole;
-  /// The values live at each program point (parameters always).
-  std::vector<SmallVector<Value>> livePoints;
+  /// Each value an op defines and the program points (after each op,
+  /// from 0) it is live at: from its definition to its last use, to the
+  /// end when returned. Parameters are live at every point.
+  struct Lifetime {
+    Value value;
+    int64_t from = 0, to = 0;
+  };
+  std::vector<Lifetime> lifetimes;
+  int64_t numPoints = 0;
+  /// The values live at `point` (parameters first).
+  SmallVector<Value> liveAt(int64_t point) const;
   /// Each value's deciding node, or its fixed placement.
   DenseMap<Value, int> nodeOf;
   DenseMap<Value, PlacementAttr> fixed;
+  /// Each node's group: the first node of the repeated layers' nodes it
+  /// shares its decision with (itself when untied; Repeats.cpp).
+  std::vector<int> groupOf;
+  /// How many decisions there are once tied.
+  int64_t numGroups() const;
 
   /// A value's placement under `choices` (one per node).
   PlacementAttr placementOf(Value value, ArrayRef<int> choices) const;
@@ -117,6 +131,8 @@ public:
   func::FuncOp function;
 
 private:
+  /// Ties the nodes of repeated layers (fills groupOf).
+  void tieRepeatedLayers();
   /// (type with the source placement, target) -> cost, made by building
   /// the collectives in a scratch block and erasing them.
   std::map<std::pair<const void *, const void *>, Conversion> conversions;

@@ -18,6 +18,7 @@
 #include "Apply.h"
 
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::kina;
@@ -25,18 +26,25 @@ using namespace mlir::kina::autoshard;
 
 
 Formulation::Formulation(Problem &problem) : problem(problem) {
+  // One set of columns per group of tied nodes, priced for each member.
+  s.resize(problem.nodes.size());
   for (auto [n, node] : llvm::enumerate(problem.nodes)) {
-    SmallVector<int> columns;
+    int group = problem.groupOf[n];
+    if (group != static_cast<int>(n)) {
+      s[n] = s[group];
+      for (auto [k, column] : llvm::enumerate(s[n]))
+        milp.addCost(column, problem.computePrice(node.compute[k]));
+      continue;
+    }
     std::vector<std::pair<int, double>> one;
     for (auto [k, text] : llvm::enumerate(node.text)) {
-      columns.push_back(milp.addBinary(
+      s[n].push_back(milp.addBinary(
           "s" + std::to_string(n) + "_" + std::to_string(k),
           problem.computePrice(node.compute[k])));
-      one.push_back({columns.back(), 1});
+      one.push_back({s[n].back(), 1});
     }
     milp.addConstraint("one" + std::to_string(n), std::move(one),
                        Milp::Sense::Equal, 1);
-    s.push_back(std::move(columns));
   }
   // The s columns that place `value` at each of its candidates; empty for
   // a fixed value (x = 1).
@@ -48,94 +56,138 @@ Formulation::Formulation(Problem &problem) : problem(problem) {
     return terms;
   };
 
-  // The edges: each use of a value by a node (an operand of an op, the
-  // parameter a result is written into), with the target each of the
-  // node's choices needs; and the pins, needed always.
-  using EdgeKey = std::tuple<Value, int, int>;
-  llvm::MapVector<EdgeKey, SmallVector<const Demand *>> edges;
-  llvm::SetVector<std::pair<Value, Attribute>> pins;
+  // Each value's uses: by a group's op (the group and the operand), with
+  // the columns of the choices that need each target; and its pins,
+  // needed always.
+  using Use = std::pair<int, int>;
+  struct Uses {
+    llvm::MapVector<Use, llvm::MapVector<Attribute, llvm::SetVector<int>>>
+        needs;
+    llvm::SetVector<Attribute> pins;
+  };
+  llvm::MapVector<Value, Uses> usesOf;
   for (const Demand &demand : problem.demands) {
+    Uses &uses = usesOf[demand.value];
     if (demand.node < 0)
-      pins.insert({demand.value, demand.target});
+      uses.pins.insert(demand.target);
     else
-      edges[{demand.value, demand.node, demand.operand}].push_back(&demand);
+      uses.needs[{problem.groupOf[demand.node], demand.operand}]
+                [demand.target]
+                    .insert(s[demand.node][demand.choice]);
   }
-  // z[v,p,t]: v is converted from p to t (once, whatever needs it).
-  std::map<std::tuple<void *, const void *, const void *>, int> converted;
-  auto conversionColumn = [&](Value value, PlacementAttr p,
+  // A class: values decided by one group whose uses are the same groups'
+  // (a layer's value and the next layer's). Its members' edge and
+  // conversion variables would be the same, so they are one set, priced
+  // for each member.
+  struct ValueClass {
+    Value representative;
+    int members = 0;
+  };
+  std::vector<ValueClass> classes;
+  std::map<std::vector<intptr_t>, int> classOfKey;
+  for (auto &[value, uses] : usesOf) {
+    std::vector<intptr_t> key;
+    auto node = problem.nodeOf.find(value);
+    if (node == problem.nodeOf.end())
+      key = {-1, reinterpret_cast<intptr_t>(value.getAsOpaquePointer())};
+    else
+      key = {problem.groupOf[node->second]};
+    SmallVector<Use> used(uses.needs.keys());
+    llvm::sort(used);
+    for (auto [group, operand] : used)
+      key.insert(key.end(), {group, operand});
+    key.push_back(-2);
+    SmallVector<intptr_t> pinned;
+    for (Attribute pin : uses.pins)
+      pinned.push_back(reinterpret_cast<intptr_t>(pin.getAsOpaquePointer()));
+    llvm::sort(pinned);
+    key.insert(key.end(), pinned.begin(), pinned.end());
+    auto [it, added] = classOfKey.try_emplace(key, classes.size());
+    if (added)
+      classes.push_back({value, 0});
+    ++classes[it->second].members;
+  }
+
+  // z[c,p,t]: class c's values are converted from p to t (once each,
+  // whatever needs it).
+  std::map<std::tuple<int, const void *, const void *>, int> converted;
+  auto conversionColumn = [&](int c, PlacementAttr p,
                               PlacementAttr t) -> std::optional<int> {
-    const Conversion &conversion = problem.conversion(value, p, t);
+    const Conversion &conversion =
+        problem.conversion(classes[c].representative, p, t);
     if (!conversion.possible)
       return std::nullopt;
-    auto key = std::make_tuple(value.getAsOpaquePointer(),
-                               p.getAsOpaquePointer(), t.getAsOpaquePointer());
+    auto key =
+        std::make_tuple(c, p.getAsOpaquePointer(), t.getAsOpaquePointer());
     auto it = converted.find(key);
     if (it != converted.end())
       return it->second;
-    int z = milp.addVariable("z", 0, 1, problem.price(conversion),
+    int z = milp.addVariable("z", 0, 1,
+                             classes[c].members * problem.price(conversion),
                              /*integer=*/false);
     return converted[key] = z;
   };
-  for (auto &[key, demands] : edges) {
-    Value value = std::get<0>(key);
-    // e[p,q]: v placed p, the node's choice needs q; its marginals are
-    // x[v,p] and the node's choices that need q.
-    llvm::MapVector<Attribute, std::vector<std::pair<int, double>>> needs;
-    for (const Demand *demand : demands)
-      needs[demand->target].push_back({s[demand->node][demand->choice], -1});
+  for (auto [c, valueClass] : llvm::enumerate(classes)) {
+    Value value = valueClass.representative;
+    const Uses &uses = usesOf.find(value)->second;
+    bool fixed = !problem.nodeOf.count(value);
     SmallVector<std::pair<PlacementAttr, SmallVector<int>>> candidates =
         problem.candidates(value);
-    SmallVector<std::vector<std::pair<int, double>>> atTarget(needs.size());
-    for (auto &[p, choices] : candidates) {
-      std::vector<std::pair<int, double>> fromP;
+    for (auto &[use, needs] : uses.needs) {
+      // e[p,q]: v placed p, the group's choice needs q; its marginals
+      // are x[v,p] and the group's choices that need q.
+      SmallVector<std::vector<std::pair<int, double>>> atTarget(needs.size());
+      for (auto &[p, choices] : candidates) {
+        std::vector<std::pair<int, double>> fromP;
+        for (auto [q, entry] : llvm::enumerate(needs)) {
+          auto target = cast<PlacementAttr>(entry.first);
+          std::optional<int> z = conversionColumn(c, p, target);
+          if (!z)
+            continue; // never at p where it is needed at q
+          int e = milp.addVariable("e", 0, 1, 0, /*integer=*/false);
+          fromP.push_back({e, 1});
+          atTarget[q].push_back({e, 1});
+          if (p != target)
+            milp.addConstraint("pay", {{*z, 1}, {e, -1}},
+                               Milp::Sense::GreaterEqual, 0);
+        }
+        // sum_q e[p,q] = x[v,p]
+        for (auto [column, one] : placedBy(value, choices))
+          fromP.push_back({column, -1});
+        milp.addConstraint("from", std::move(fromP), Milp::Sense::Equal,
+                           fixed ? 1 : 0);
+      }
+      // sum_p e[p,q] = the choices that need q
       for (auto [q, entry] : llvm::enumerate(needs)) {
-        auto target = cast<PlacementAttr>(entry.first);
-        std::optional<int> z = conversionColumn(value, p, target);
-        if (!z)
-          continue; // never at p where it is needed at q
-        int e = milp.addVariable("e", 0, 1, 0, /*integer=*/false);
-        fromP.push_back({e, 1});
-        atTarget[q].push_back({e, 1});
-        if (p != target)
-          milp.addConstraint("pay", {{*z, 1}, {e, -1}},
-                             Milp::Sense::GreaterEqual, 0);
+        std::vector<std::pair<int, double>> terms = atTarget[q];
+        for (int column : entry.second)
+          terms.push_back({column, -1});
+        milp.addConstraint("to", std::move(terms), Milp::Sense::Equal, 0);
       }
-      // sum_q e[p,q] = x[v,p]
-      for (auto [column, one] : placedBy(value, choices))
-        fromP.push_back({column, -1});
-      milp.addConstraint("from", std::move(fromP), Milp::Sense::Equal,
-                         problem.nodeOf.count(value) ? 0 : 1);
     }
-    // sum_p e[p,q] = the choices that need q
-    for (auto [q, entry] : llvm::enumerate(needs)) {
-      std::vector<std::pair<int, double>> terms = atTarget[q];
-      terms.insert(terms.end(), entry.second.begin(), entry.second.end());
-      milp.addConstraint("to", std::move(terms), Milp::Sense::Equal, 0);
-    }
+    for (Attribute pin : uses.pins)
+      for (auto &[p, choices] : candidates) {
+        auto t = cast<PlacementAttr>(pin);
+        std::optional<int> z = conversionColumn(c, p, t);
+        std::vector<std::pair<int, double>> x = placedBy(value, choices);
+        if (!z) {
+          // Never at p: a pin needs it at t.
+          if (!fixed)
+            milp.addConstraint("pin", std::move(x), Milp::Sense::Equal, 0);
+          else
+            milp.addConstraint("pin", {}, Milp::Sense::Equal, 1); // infeasible
+          continue;
+        }
+        if (p == t)
+          continue;
+        // z >= x[v,p]
+        std::vector<std::pair<int, double>> terms = {{*z, 1}};
+        for (auto [column, one] : x)
+          terms.push_back({column, -1});
+        milp.addConstraint("pinned", std::move(terms),
+                           Milp::Sense::GreaterEqual, fixed ? 1 : 0);
+      }
   }
-  for (auto [value, target] : pins)
-    for (auto &[p, choices] : problem.candidates(value)) {
-      auto t = cast<PlacementAttr>(target);
-      std::optional<int> z = conversionColumn(value, p, t);
-      std::vector<std::pair<int, double>> x = placedBy(value, choices);
-      bool fixed = !problem.nodeOf.count(value);
-      if (!z) {
-        // Never at p: a pin needs it at t.
-        if (!fixed)
-          milp.addConstraint("pin", std::move(x), Milp::Sense::Equal, 0);
-        else
-          milp.addConstraint("pin", {}, Milp::Sense::Equal, 1); // infeasible
-        continue;
-      }
-      if (p == t)
-        continue;
-      // z >= x[v,p]
-      std::vector<std::pair<int, double>> terms = {{*z, 1}};
-      for (auto [column, one] : x)
-        terms.push_back({column, -1});
-      milp.addConstraint("pinned", std::move(terms),
-                         Milp::Sense::GreaterEqual, fixed ? 1 : 0);
-    }
   // Results returned @auto: their partial sums reduced, paid by the
   // choices that leave them partial.
   for (Value value : problem.madeWhole)
@@ -148,8 +200,10 @@ Formulation::Formulation(Problem &problem) : problem(problem) {
     }
   // The budget: at every program point, the blocks of the values live
   // there.
+  std::set<std::pair<std::vector<std::pair<int, double>>, double>> budgetRows;
   if (problem.options.budgetBytes > 0)
-    for (auto [i, live] : llvm::enumerate(problem.livePoints)) {
+    for (int64_t i = 0; i < problem.numPoints; ++i) {
+      SmallVector<Value> live = problem.liveAt(i);
       std::map<int, double> bytes;
       double held = 0;
       for (Value value : live)
@@ -161,6 +215,9 @@ Formulation::Formulation(Problem &problem) : problem(problem) {
             bytes[column] += b;
         }
       std::vector<std::pair<int, double>> terms(bytes.begin(), bytes.end());
+      // Tied layers make many points alike: one row each.
+      if (!budgetRows.insert({terms, held}).second)
+        continue;
       milp.addConstraint("budget" + std::to_string(i), std::move(terms),
                          Milp::Sense::LessEqual,
                          static_cast<double>(problem.options.budgetBytes) -
@@ -234,8 +291,13 @@ Solution Formulation::breakTies(const Solution &best,
 
 std::optional<std::pair<int64_t, double>>
 mlir::kina::autoshard::enumerateAll(Problem &problem, int64_t limit) {
+  // The groups' choices, as the solver ties them.
+  SmallVector<int> groups;
   int64_t count = 1;
-  for (const Node &node : problem.nodes) {
+  for (auto [n, node] : llvm::enumerate(problem.nodes)) {
+    if (problem.groupOf[n] != static_cast<int>(n))
+      continue;
+    groups.push_back(n);
     count *= static_cast<int64_t>(node.results.size());
     if (count > limit)
       return std::nullopt;
@@ -243,10 +305,12 @@ mlir::kina::autoshard::enumerateAll(Problem &problem, int64_t limit) {
   SmallVector<int> choices(problem.nodes.size(), 0);
   double best = INFINITY;
   for (int64_t i = 0; i < count; ++i) {
+    for (auto [n, group] : llvm::enumerate(problem.groupOf))
+      choices[n] = choices[group];
     Problem::Evaluation evaluation = problem.evaluate(choices);
     if (evaluation.feasible)
       best = std::min(best, evaluation.objective);
-    for (size_t n = 0; n < choices.size(); ++n) {
+    for (int n : groups) {
       if (++choices[n] < static_cast<int>(problem.nodes[n].results.size()))
         break;
       choices[n] = 0;

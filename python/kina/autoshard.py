@@ -111,6 +111,7 @@ class Plan:
         self.enumerated = report.enumerated
         self.enumerated_best = report.enumerated_best
         self.decisions = report.decisions
+        self.tied_decisions = report.tied_decisions
         self.remark = report.remark()
         self.alternatives = [Alternative(report.objective, plan)
                              for plan in report.alternatives]
@@ -165,7 +166,7 @@ class Plan:
 def auto_shard(source, function=None, budget_bytes=None, objective="time",
                calibration=None, backend="simulator", filename="<string>",
                alternatives=3, explain=(), enumerate=0, seconds_limit=60.0,
-               num_threads=None):
+               num_threads=None, tie_layers=True):
     """Places the functions of `source` with `@auto` parameters or results
     (the placements written are pins) and compiles the program; returns
     the Plan of `function` (default: the one function placed).
@@ -176,7 +177,9 @@ def auto_shard(source, function=None, budget_bytes=None, objective="time",
     sent); `alternatives`: the next plans to find (Plan.alternatives);
     `explain`: parameters whose other placements to price at once
     (Plan.explain); `enumerate`: also enumerate every plan when there are at most
-    this many and record the best objective (a check of the solver)."""
+    this many and record the best objective (a check of the solver);
+    `tie_layers`: repeated layers share their decisions (False: each op
+    decides alone, a larger program to solve)."""
     from . import compile as _compile_source
     if objective not in OBJECTIVES:
         raise ValueError("objective is one of %s, got %r" % (OBJECTIVES,
@@ -192,7 +195,8 @@ def auto_shard(source, function=None, budget_bytes=None, objective="time",
                    objective=objective, budget_bytes=budget_bytes or 0,
                    alternatives=int(alternatives), explain=list(explain),
                    enumerate=int(enumerate),
-                   seconds_limit=float(seconds_limit))
+                   seconds_limit=float(seconds_limit),
+                   tie_layers=bool(tie_layers))
     module = _compile_source(source, filename=filename,
                              num_threads=num_threads, auto_shard=options)
     if not module.plans:
@@ -209,5 +213,6 @@ def auto_shard(source, function=None, budget_bytes=None, objective="time",
     def resolve(name):
         return auto_shard(source, function, budget_bytes, objective,
                           calibration, backend, filename, alternatives=0,
-                          explain=[name], seconds_limit=seconds_limit)
+                          explain=[name], seconds_limit=seconds_limit,
+                          tie_layers=tie_layers)
     return Plan(module, module.plans[function], resolve, source)

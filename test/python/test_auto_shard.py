@@ -343,3 +343,32 @@ def test_a_large_batch_is_split_and_a_small_one_is_not():
     result = check_priced_bytes(large, "step", args)
     for got, want in zip(result.value, numpy_step(*args)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_repeated_gpt_blocks_share_decisions_and_run_as_priced():
+    """A 3-block GPT forward with every weight @auto under a budget below
+    the replicated weights: its blocks' ops share decisions (fewer than
+    untied), the plan's bytes are the simulator's, and the logits equal
+    the torch reference's."""
+    import dataclasses
+    import torch
+    from kina.models import gpt
+    from kina_reference import TorchGPT
+    cfg = dataclasses.replace(gpt.Config.tiny(), layers=3)
+    source = re.sub(r"(\w+: Tensor\[F32, \[[0-9, ]+\]), @(replicated|"
+                    r"sharded\(axis=\d\))\]", r"\1, @auto]",
+                    gpt.source(cfg, mesh=2))
+    replicated = 4 * sum(int(np.prod(shape)) for name, shape in
+                         gpt.parameter_shapes(cfg).items()
+                         if name != "token_ids")
+    plan = plan_of(source, budget_bytes=int(0.75 * replicated))
+    assert plan.tied_decisions < plan.decisions / 2
+    assert plan.optimal
+    weights = gpt.weights(cfg, seed=0)
+    ids = np.random.default_rng(1).integers(0, cfg.v, (cfg.b, cfg.t))
+    result = check_priced_bytes(plan, "gpt_forward",
+                                gpt.arguments(cfg, weights, ids))
+    with torch.no_grad():
+        want = TorchGPT(cfg, weights)(torch.tensor(ids)).numpy()
+    error = np.abs(result.value - want).max() / np.abs(want).max()
+    assert error < 1e-5, error

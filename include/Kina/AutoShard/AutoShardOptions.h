@@ -58,6 +58,9 @@ struct AutoShardOptions {
   /// placements ("why not X").
   std::vector<std::string> explain;
   double secondsLimit = 60;
+  /// Repeated layers share their decisions (docs/design.md, "Automatic
+  /// sharding"): the space is the tied one.
+  bool tieLayers = true;
 };
 
 /// What the solver found, for remarks and Python.
@@ -73,6 +76,8 @@ struct AutoShardReport {
   int64_t peakBytes = 0;
   int64_t collectives = 0;
   int64_t nodes = 0, variables = 0, constraints = 0;
+  /// The decisions once repeated layers are tied (nodes when untied).
+  int64_t groups = 0;
   /// Each parameter's placement, by name, in parameter order.
   std::vector<std::pair<std::string, std::string>> parameters;
   /// A plan other than the best: its objective, its bytes sent per

@@ -31,6 +31,8 @@ def AutoShardPass : Pass<"kina-auto-shard", "::mlir::ModuleOp"> {
     and the ones before in at least one parameter's placement);
     `explain=w1,w2` prices the best plan with each other placement of
     those parameters pinned; the remark says each one's delta.
+    `tie-layers=false` gives every op of repeated layers its own decision
+    (by default a run of ops repeated at least twice shares one).
   }];
   let options = [
     Option<"objective", "objective", "std::string", "\"time\"",
@@ -58,7 +60,9 @@ def AutoShardPass : Pass<"kina-auto-shard", "::mlir::ModuleOp"> {
            "::mlir::kina::MachineModel::kDefaultCollectiveBytesPerSecond",
            "bytes per second a device sends in a collective">,
     Option<"secondsLimit", "seconds-limit", "double", "60",
-           "stop the solver after this many seconds">
+           "stop the solver after this many seconds">,
+    Option<"tieLayers", "tie-layers", "bool", "true",
+           "repeated layers share their decisions">
   ];
   let dependentDialects = ["::mlir::kina::KinaDialect"];
 }
