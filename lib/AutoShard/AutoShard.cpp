@@ -233,7 +233,10 @@ LogicalResult mlir::kina::autoShard(func::FuncOp fn,
     }
     return fn.emitError() << "auto-shard: the solver found no plan for '"
                           << fn.getName() << "' in "
-                          << options.secondsLimit << " s";
+                          << llvm::formatv("{0:F1}", options.secondsLimit)
+                          << " s (the seconds limit; " << problem->numGroups()
+                          << " decisions, " << solution.variables
+                          << " variables)";
   }
   // Ties (plans whose objectives differ by less than CBC's tolerances
   // tell apart) go to the one holding the fewest parameter bytes; on
