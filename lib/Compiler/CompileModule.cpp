@@ -79,7 +79,9 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   context->appendDialectRegistry(registry);
   OwningOpRef<ModuleOp> module;
   {
-    StageScope stage(context, "partitioning over the mesh (--kina-partition)");
+    StageScope stage(context, "building the host and per-device forms (reverse "
+                           "mode, automatic sharding, propagation, "
+                           "partitioning)");
     ExportedStages stages;
     FailureOr<OwningOpRef<ModuleOp>> exported =
         buildExportedForms(kinaModule, options.probes, &stages,

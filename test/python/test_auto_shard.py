@@ -345,6 +345,7 @@ def test_a_large_batch_is_split_and_a_small_one_is_not():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@heavy
 def test_repeated_gpt_blocks_share_decisions_and_run_as_priced():
     """A 3-block GPT forward with every weight @auto under a budget below
     the replicated weights: its blocks' ops share decisions (fewer than
