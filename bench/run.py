@@ -1032,13 +1032,21 @@ def main():
     model = next((line.split(":", 1)[1].strip()
                   for line in info.splitlines()
                   if line.startswith("model name")), "unknown")
+    # The family and model tell the core apart where the name does not
+    # ("AMD EPYC" is Zen 3, 4 or 5), and a virtual machine may hide AVX-512
+    # from a core that has it.
+    family, number = (next((line.split(":", 1)[1].strip()
+                            for line in info.splitlines()
+                            if line.split(":")[0].strip() == field), "?")
+                      for field in ("cpu family", "model"))
     avx512 = "avx512f" in info
     core, isa = measure_peak()
     PEAK_GFLOPS.update({1: core, 2: 2 * core})
-    print("this CPU: %s, %s; fp32 FMA peak measured %.1f GFLOP/s per core "
-          "with %s FMAs (bench/fma_peak.c), %.1f on two" % (
-              model, "AVX-512" if avx512 else "AVX2, no AVX-512", core,
-              isa, 2 * core))
+    print("this CPU: %s (family %s, model %s), %s; fp32 FMA peak measured "
+          "%.1f GFLOP/s per core with %s FMAs (bench/fma_peak.c), %.1f on "
+          "two" % (model, family, number,
+                   "AVX-512" if avx512 else "AVX2, no AVX-512", core, isa,
+                   2 * core))
     context = dict(r=r, quick=args.quick, models=args.models,
                    plans=args.plans, source=gen_realistic(),
                    vocab_source=gen_realistic("--shard", "vocab"))

@@ -29,6 +29,11 @@ static const CPUDescription kKnownCPUs[] = {
     {"znver5", 512, 32, 2, 4, {48 * KiB, 12}, {1024 * KiB, 16}},
 };
 
+// Every CPU above starts two 256-bit FMAs per cycle: what a CPU of 512-bit
+// vectors does when its virtual machine hides AVX-512 (a Zen 4 runs one
+// 512-bit FMA as two 256-bit halves on its two pipes).
+static constexpr int64_t kFMAUnitsAt256Bits = 2;
+
 // For a host that is none of the above.
 static constexpr CacheLevel kFallbackL1{32 * KiB, 8};
 static constexpr CacheLevel kFallbackL2{512 * KiB, 8};
@@ -52,28 +57,42 @@ static std::optional<CacheLevel> reportedCache(int sizeName, int waysName,
   return level;
 }
 
-CPUDescription mlir::kina::hostCPU() {
-  CPUDescription host;
-  host.name = llvm::sys::getHostCPUName().str();
-  const CPUDescription *known = findKnown(host.name);
+CPUDescription
+mlir::kina::describeCPUWithFeatures(llvm::StringRef name,
+                                    const llvm::StringMap<bool> &features) {
+  CPUDescription cpu;
+  cpu.name = name.str();
+  const CPUDescription *known = findKnown(name);
   if (known) {
-    host.fmaUnits = known->fmaUnits;
-    host.fmaLatency = known->fmaLatency;
+    cpu.fmaUnits = known->fmaUnits;
+    cpu.fmaLatency = known->fmaLatency;
+    cpu.l1d = known->l1d;
+    cpu.l2 = known->l2;
+  } else {
+    cpu.l1d = kFallbackL1;
+    cpu.l2 = kFallbackL2;
   }
   // The ISA from the features (a CPU LLVM has no name for still has them).
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   if (features.lookup("avx512f")) {
-    host.vectorBits = 512;
-    host.vectorRegisters = 32;
+    cpu.vectorBits = 512;
+    cpu.vectorRegisters = 32;
   } else if (features.lookup("avx2") && features.lookup("fma")) {
-    host.vectorBits = 256;
+    cpu.vectorBits = 256;
+    if (known && known->vectorBits > cpu.vectorBits)
+      cpu.fmaUnits = kFMAUnitsAt256Bits;
   }
+  return cpu;
+}
+
+CPUDescription mlir::kina::hostCPU() {
+  CPUDescription host = describeCPUWithFeatures(
+      llvm::sys::getHostCPUName(), llvm::sys::getHostCPUFeatures());
   host.l1d = reportedCache(_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL1_DCACHE_ASSOC,
                            _SC_LEVEL1_DCACHE_LINESIZE)
-                 .value_or(known ? known->l1d : kFallbackL1);
+                 .value_or(host.l1d);
   host.l2 = reportedCache(_SC_LEVEL2_CACHE_SIZE, _SC_LEVEL2_CACHE_ASSOC,
                           _SC_LEVEL2_CACHE_LINESIZE)
-                .value_or(known ? known->l2 : kFallbackL2);
+                .value_or(host.l2);
   return host;
 }
 

@@ -90,6 +90,30 @@ TEST(MatmulModel, HostFits) {
   expectFits(host);
 }
 
+TEST(MatmulModel, AVX512HiddenByAVirtualMachine) {
+  // A Zen 4 whose virtual machine reports AVX2 and FMA but no AVX-512:
+  // 256-bit vectors and 16 registers, and its two 256-bit FMA pipes (not
+  // the one 512-bit FMA per cycle of the table), so 6 x 16 tiles as on a
+  // Zen 3, not 4 x 16.
+  llvm::StringMap<bool> features;
+  features["avx2"] = true;
+  features["fma"] = true;
+  features["avx512f"] = false;
+  CPUDescription cpu = describeCPUWithFeatures("znver4", features);
+  EXPECT_EQ(cpu.vectorBits, 256);
+  EXPECT_EQ(cpu.vectorRegisters, 16);
+  EXPECT_EQ(cpu.fmaUnits, 2);
+  MatmulParameters p = chooseMatmulParameters(cpu);
+  EXPECT_EQ(p.tileM, 6);
+  EXPECT_EQ(p.tileN, 16);
+  expectFits(cpu);
+  // With AVX-512 shown, the table's figures.
+  features["avx512f"] = true;
+  EXPECT_EQ(chooseMatmulParameters(describeCPUWithFeatures("znver4", features))
+                .tileM,
+            4);
+}
+
 TEST(MatmulModel, SSEOnlyCPU) {
   // No AVX: 4-lane vectors, 16 registers.
   CPUDescription sse{"x86-64", 128, 16, 2, 4, {32 * 1024, 8}, {256 * 1024, 4}};

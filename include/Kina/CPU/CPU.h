@@ -9,6 +9,7 @@
 #define KINA_CPU_CPU_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -53,6 +54,12 @@ llvm::ArrayRef<CPUDescription> knownCPUs();
 /// caches the C library reports (CPUID), FMA figures from the known CPU of
 /// the same name where there is one.
 CPUDescription hostCPU();
+
+/// The CPU LLVM calls `name` with the ISA `features` give (a virtual
+/// machine may hide AVX-512 from a CPU that has it): FMA figures and caches
+/// from the known CPU of that name where there is one.
+CPUDescription describeCPUWithFeatures(llvm::StringRef name,
+                                       const llvm::StringMap<bool> &features);
 
 /// `host` or a known CPU's name; nothing for other names.
 std::optional<CPUDescription> describeCPU(llvm::StringRef name);
