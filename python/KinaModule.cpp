@@ -107,9 +107,27 @@ void *argumentData(py::handle argument,
   return proxy->data;
 }
 
+/// `count` slots holding no array yet. (A default-constructed py::array
+/// is an empty NumPy array, made on every call: a microsecond of a toy
+/// model's call went to making and freeing nine of them.)
+std::vector<py::array> nullArrays(size_t count) {
+  return std::vector<py::array>(count,
+                                py::reinterpret_steal<py::array>(py::handle()));
+}
+
 /// A fresh C-ordered array of `dtype` and `shape`.
 py::array newArray(const py::dtype &dtype, const std::vector<int64_t> &shape) {
-  return py::array(dtype, std::vector<py::ssize_t>(shape.begin(), shape.end()));
+  // NumPy's own constructor: py::array's copies the shape into vectors
+  // first, two allocations more per result of every call.
+  static_assert(sizeof(int64_t) == sizeof(Py_intptr_t));
+  auto &api = py::detail::npy_api::get();
+  PyObject *array = api.PyArray_NewFromDescr_(
+      api.PyArray_Type_, dtype.inc_ref().ptr(), static_cast<int>(shape.size()),
+      reinterpret_cast<Py_intptr_t *>(const_cast<int64_t *>(shape.data())),
+      nullptr, nullptr, 0, nullptr);
+  if (!array)
+    throw py::error_already_set();
+  return py::reinterpret_steal<py::array>(array);
 }
 
 py::dtype numpyDtype(mlir::kina::DType dtype);
@@ -309,12 +327,18 @@ public:
                                 const py::kwargs &kwargs) const {
     const mlir::kina::FunctionSignature &fn = signature();
     size_t count = fn.params.size();
-    std::string names;
-    for (size_t i = 0; i < count; ++i)
-      names += (i ? ", " : "") + fn.params[i].name;
+    // Made for an error only: a call's few microseconds have no room for
+    // building strings.
+    auto parameterNames = [&] {
+      std::string names;
+      for (size_t i = 0; i < count; ++i)
+        names += (i ? ", " : "") + fn.params[i].name;
+      return names;
+    };
     if (args.size() > count)
       throw py::value_error(fn.name + "() takes " + std::to_string(count) +
-                            " argument(s) (" + names + "), got " +
+                            " argument(s) (" + parameterNames() +
+                            "), got " +
                             std::to_string(args.size() + kwargs.size()));
     std::vector<py::handle> values(count);
     for (size_t i = 0; i < args.size(); ++i)
@@ -327,7 +351,7 @@ public:
       if (param == fn.params.end())
         throw py::type_error(fn.name + "() got an unexpected keyword "
                              "argument '" + name + "' (its parameters: " +
-                             names + ")");
+                             parameterNames() + ")");
       size_t index = param - fn.params.begin();
       if (values[index])
         throw py::type_error(fn.name + "() got two values for parameter '" +
@@ -340,7 +364,8 @@ public:
         missing += (missing.empty() ? "'" : ", '") + fn.params[i].name + "'";
     if (!missing.empty())
       throw py::value_error(fn.name + "() takes " + std::to_string(count) +
-                            " argument(s) (" + names + "), got " +
+                            " argument(s) (" + parameterNames() +
+                            "), got " +
                             std::to_string(args.size() + kwargs.size()) +
                             ": missing " + missing);
     return values;
@@ -363,7 +388,7 @@ public:
       pointers = heapPointers.data();
     }
     // A parameter a result reuses: the array the call writes.
-    std::vector<py::array> donated(count);
+    std::vector<py::array> donated = nullArrays(count);
     for (size_t i = 0; i < count; ++i)
       pointers[i] = argumentData(
           args[i], fn.params[i],
@@ -384,7 +409,7 @@ public:
       pointers[output++] = py::detail::array_proxy(results[i].ptr())->data;
     }
     // A module compiled with probes also returns every op's value.
-    py::list probes;
+    py::object probes;
     if (!fn.probes.empty()) {
       std::vector<void *> all(pointers, pointers + count + outputs);
       probes = probeOutputs(fn, all);
@@ -397,6 +422,18 @@ public:
       py::gil_scoped_release release;
       status = entry(pointers);
     }
+    if (status != KINA_STATUS_OK)
+      throwCallFailure(fn, status, pointers);
+    if (!fn.probes.empty())
+      return py::make_tuple(asValue(results), probes);
+    return asValue(results);
+  }
+
+private:
+  /// The error for a call that returned `status`.
+  [[noreturn]] static void
+  throwCallFailure(const mlir::kina::FunctionSignature &fn, int32_t status,
+                   void *const *pointers) {
     std::string failure = fn.name + "(): " + mlir::kina::describeStatus(status);
     if (status == KINA_STATUS_GATHER_OUT_OF_RANGE)
       throw py::index_error(failure);
@@ -408,15 +445,10 @@ public:
                        : failure + ": " + pair +
                              " share memory (pass a copy of one of them)");
     }
-    if (status != KINA_STATUS_OK)
-      throw std::runtime_error(failure + " (status " + std::to_string(status) +
-                               ")");
-    if (!fn.probes.empty())
-      return py::make_tuple(asValue(results), probes);
-    return asValue(results);
+    throw std::runtime_error(failure + " (status " + std::to_string(status) +
+                             ")");
   }
 
-private:
   const mlir::kina::FunctionSignature &signature() const {
     return library->shared->signature().functions[index];
   }
@@ -452,7 +484,7 @@ py::tuple simulate(const Library &library, size_t index, py::list perDevice,
                             std::to_string(fn.params.size()) + " inputs");
     // A parameter a result reuses gets a copy of the device's block: the
     // caller's blocks stay as they were (docs/interfaces.md).
-    std::vector<py::array> donated(fn.params.size());
+    std::vector<py::array> donated = nullArrays(fn.params.size());
     for (size_t i = 0; i < fn.params.size(); ++i) {
       void *data = argumentData(
           inputs[i], fn.params[i], numpyDtype(fn.params[i].dtype), made,
@@ -503,7 +535,7 @@ py::tuple runDevice(const Library &library, size_t index, uintptr_t device,
   std::vector<void *> args = {reinterpret_cast<void *>(device)};
   // A parameter a result reuses is written in place (an MPI rank's own
   // weights and moments), or in a copy when it cannot be.
-  std::vector<py::array> donated(fn.params.size());
+  std::vector<py::array> donated = nullArrays(fn.params.size());
   for (size_t i = 0; i < fn.params.size(); ++i)
     args.push_back(argumentData(
         inputs[i], fn.params[i], numpyDtype(fn.params[i].dtype), made,

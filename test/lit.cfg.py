@@ -32,6 +32,6 @@ config.substitutions.append(
 tool_dirs = [config.kina_tools_dir, config.llvm_tools_dir]
 tools = ["kina-opt", "kina-translate", "kina-abi-check", "FileCheck", "not",
          "count",
-         "llvm-readelf", "llvm-nm"]
+         "llvm-readelf", "llvm-nm", "llvm-mca"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
