@@ -377,9 +377,7 @@ def load(path, num_threads=None):
     return _with_threads(Module(_kina.Library(path), path), num_threads)
 
 
-# Last: kina.tune, kina.check_grads and kina.jit compile through `compile`
-# above.
-from . import tune  # noqa: E402
+# Last: kina.check_grads and kina.jit compile through `compile` above.
 from .autoshard import Plan, auto_shard  # noqa: E402
 from .gradcheck import GradientCheckError, check_grads  # noqa: E402
 from . import sharding  # noqa: E402
@@ -391,3 +389,17 @@ from . import trees  # noqa: E402
 from .trees import (tree_flatten, tree_leaves, tree_map,  # noqa: E402
                     tree_structure, tree_unflatten)
 from .tracing import TraceError, Traced  # noqa: E402
+
+
+# Programs as well as modules (`python3 -m kina.tune`, `python3 -m
+# kina.calibrate`): imported on first use, as `kina.tune`, so that running
+# one does not find it imported already by the package (runpy's
+# RuntimeWarning, and two copies of its globals).
+_PROGRAMS = ("tune", "calibrate")
+
+
+def __getattr__(name):
+    if name in _PROGRAMS:
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError("module 'kina' has no attribute %r" % name)

@@ -7,7 +7,6 @@ sharding").
 
 import re
 
-from . import calibrate as _calibrate
 
 OBJECTIVES = ("time", "bytes")
 BACKENDS = ("simulator", "mpi")
@@ -21,8 +20,10 @@ def machine_options(calibration=None, backend="simulator"):
     if backend not in BACKENDS:
         raise ValueError("backend is one of %s, got %r" % (BACKENDS, backend))
     if calibration is None or not isinstance(calibration, dict):
-        # Warns (the user's filters decide) when there is no file.
-        calibration = _calibrate.load(calibration)
+        # Warns (the user's filters decide) when there is no file. Imported
+        # here: kina.calibrate is also a program (kina/__init__.py).
+        from . import calibrate
+        calibration = calibrate.load(calibration)
     collectives = calibration["collectives"].get(backend)
     if not collectives:
         raise ValueError("the calibration has no %s collectives (measure "
