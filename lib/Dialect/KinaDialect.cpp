@@ -119,8 +119,18 @@ static LogicalResult verifyGlobalType(Operation *op, NamedAttribute attr) {
   return success();
 }
 
-/// `kina.reuses`: an argument of the function with the result's type,
-/// reused by no other result.
+bool mlir::kina::canReuseBuffer(Type param, Type result) {
+  if (param == result)
+    return true;
+  auto paramTensor = dyn_cast<KinaTensorType>(param);
+  auto resultTensor = dyn_cast<KinaTensorType>(result);
+  return paramTensor && resultTensor && resultTensor.getPlacement().isAuto() &&
+         paramTensor.getPlacement().isOnMesh() &&
+         paramTensor.withPlacement(resultTensor.getPlacement()) == result;
+}
+
+/// `kina.reuses`: an argument of the function with the result's type (or
+/// an `@auto` result, canReuseBuffer), reused by no other result.
 static LogicalResult verifyReuses(Operation *op, unsigned resultIndex,
                                   NamedAttribute attr) {
   auto index = dyn_cast<IntegerAttr>(attr.getValue());
@@ -132,7 +142,8 @@ static LogicalResult verifyReuses(Operation *op, unsigned resultIndex,
   if (arg < 0 || arg >= int64_t(fn.getNumArguments()))
     return op->emitError() << "result " << resultIndex << " reuses argument "
                            << arg << ", which the function does not have";
-  if (fn.getArgumentTypes()[arg] != fn.getResultTypes()[resultIndex])
+  if (!canReuseBuffer(fn.getArgumentTypes()[arg],
+                      fn.getResultTypes()[resultIndex]))
     return op->emitError() << "result " << resultIndex << " reuses argument "
                            << arg << " of another type";
   for (unsigned other = 0; other < resultIndex; ++other)

@@ -394,7 +394,7 @@ void MLIRGen::declareReuses(const Function &fn, func::FuncOp op,
     size_t index = param - inputNames.begin();
     Type paramType = op.getArgumentTypes()[index];
     Type resultType = op.getResultTypes()[result];
-    if (paramType != resultType) {
+    if (!canReuseBuffer(paramType, resultType)) {
       error(reuse->loc) << "result " << result << " of '" << fn.name
                         << "' cannot reuse the buffer of parameter '"
                         << reuse->param << "': its type is "

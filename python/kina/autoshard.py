@@ -5,11 +5,26 @@ compiles it, and returns a `Plan` (docs/interfaces.md, "Automatic
 sharding").
 """
 
+import math
 import re
 
 
 OBJECTIVES = ("time", "bytes")
 BACKENDS = ("simulator", "mpi")
+# The compiler's counts are 64-bit.
+LARGEST_COUNT = 2 ** 63 - 1
+# What a calibration dict holds (kina.calibrate.load).
+CALIBRATION_KEYS = ("matmul_gflops", "memory_gbytes_per_s", "collectives")
+
+
+def _count(name, value, least):
+    """`value` as a count of at least `least` that the compiler takes, or
+    ValueError naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, int) or \
+            not least <= value <= LARGEST_COUNT:
+        raise ValueError("%s is an int from %d to 2**63 - 1, got %r" % (
+            name, least, value))
+    return value
 
 
 def machine_options(calibration=None, backend="simulator"):
@@ -24,6 +39,10 @@ def machine_options(calibration=None, backend="simulator"):
         # here: kina.calibrate is also a program (kina/__init__.py).
         from . import calibrate
         calibration = calibrate.load(calibration)
+    missing = [key for key in CALIBRATION_KEYS if key not in calibration]
+    if missing:
+        raise ValueError("the calibration has no %s (a dict as "
+                         "kina.calibrate.load returns)" % ", ".join(missing))
     collectives = calibration["collectives"].get(backend)
     if not collectives:
         raise ValueError("the calibration has no %s collectives (measure "
@@ -185,19 +204,28 @@ def auto_shard(source, function=None, budget_bytes=None, objective="time",
     if objective not in OBJECTIVES:
         raise ValueError("objective is one of %s, got %r" % (OBJECTIVES,
                                                             objective))
-    if budget_bytes is not None and (isinstance(budget_bytes, bool) or
-                                     not isinstance(budget_bytes, int) or
-                                     budget_bytes <= 0):
-        raise ValueError("budget_bytes is a positive int or None, got %r"
-                         % (budget_bytes,))
+    if budget_bytes is not None:
+        try:
+            _count("budget_bytes", budget_bytes, 1)
+        except ValueError:
+            raise ValueError("budget_bytes is a positive int below 2**63 or "
+                             "None, got %r" % (budget_bytes,)) from None
+    _count("alternatives", alternatives, 0)
+    _count("enumerate", enumerate, 0)
+    if isinstance(seconds_limit, bool) or \
+            not isinstance(seconds_limit, (int, float)) or \
+            not 0 < seconds_limit < math.inf:
+        raise ValueError("seconds_limit is a positive number of seconds, "
+                         "got %r" % (seconds_limit,))
+    if not isinstance(tie_layers, bool):
+        raise TypeError("tie_layers is True or False, got %r" % (tie_layers,))
     if isinstance(explain, str):
         explain = [explain]
     options = dict(machine_options(calibration, backend),
                    objective=objective, budget_bytes=budget_bytes or 0,
-                   alternatives=int(alternatives), explain=list(explain),
-                   enumerate=int(enumerate),
-                   seconds_limit=float(seconds_limit),
-                   tie_layers=bool(tie_layers))
+                   alternatives=alternatives, explain=list(explain),
+                   enumerate=enumerate, seconds_limit=float(seconds_limit),
+                   tie_layers=tie_layers)
     module = _compile_source(source, filename=filename,
                              num_threads=num_threads, auto_shard=options)
     if not module.plans:

@@ -159,6 +159,22 @@ def test_bad_requests_are_named():
         plan_of(FORWARD, budget_bytes=100)
     with pytest.raises(ValueError, match="backend is one of"):
         plan_of(FORWARD, backend="nccl")
+    # Named before the compiler sees them (no 64-bit overflow, no option
+    # parser's wording).
+    with pytest.raises(ValueError, match="budget_bytes is a positive int "
+                       "below 2\\*\\*63"):
+        plan_of(FORWARD, budget_bytes=2 ** 70)
+    for name in ("alternatives", "enumerate"):
+        with pytest.raises(ValueError, match="%s is an int from 0" % name):
+            plan_of(FORWARD, **{name: -1})
+    for limit in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="seconds_limit is a positive"):
+            plan_of(FORWARD, seconds_limit=limit)
+    with pytest.raises(TypeError, match="tie_layers is True or False"):
+        plan_of(FORWARD, tie_layers="no")
+    with pytest.raises(ValueError, match="the calibration has no "
+                       "matmul_gflops, memory_gbytes_per_s, collectives"):
+        kina.auto_shard(FORWARD, calibration={})
 
 
 def test_without_a_calibration_the_defaults_are_assumed_with_a_warning(
@@ -232,6 +248,27 @@ def test_the_written_back_program_compiles_to_the_same_plan():
     assert again.placements == plan.placements
     assert again.objective == pytest.approx(plan.objective)
     assert again.bytes_per_device == plan.bytes_per_device
+
+
+@heavy
+def test_the_written_back_step_that_updates_in_place_compiles_alike():
+    # Plan.source places the parameters and leaves the results @auto: a
+    # result that reuses a placed parameter takes its placement.
+    source = STEP.replace(
+        "Tensor[F32, [8, 16], @auto], Tensor[F32, [16, 8], @auto])",
+        "Tensor[F32, [8, 16], @auto] @reuses(w_fc), "
+        "Tensor[F32, [16, 8], @auto] @reuses(w_proj))")
+    assert source != STEP
+    plan = plan_of(source, function="step", budget_bytes=1800)
+    again = plan_of(plan.source, function="step", budget_bytes=1800)
+    assert again.placements == plan.placements
+    assert again.bytes_per_device == plan.bytes_per_device
+    x, y, w_fc, w_proj = arrays((8, 8), (8, 8), (8, 16), (16, 8), seed=3)
+    loss, new_fc, new_proj = numpy_step(x, y, w_fc, w_proj)
+    got = again.module.step(x, y, w_fc.copy(), w_proj.copy())
+    np.testing.assert_allclose(got[0], loss, rtol=1e-5)
+    np.testing.assert_allclose(got[1], new_fc, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[2], new_proj, rtol=1e-5, atol=1e-6)
 
 
 def test_partial_sums_are_reduced_after_the_sum_that_shrinks_them():

@@ -50,6 +50,12 @@ LogicalResult verifyInferredResultType(Operation *op);
 bool anyPlacement(FunctionType type,
                   llvm::function_ref<bool(PlacementAttr)> pred);
 
+/// Whether a result of type `result` may be written into the buffer of a
+/// parameter of type `param` (`@reuses`): the same type, or the result
+/// `@auto` and the parameter on the mesh otherwise alike (automatic
+/// sharding gives the result the parameter's placement).
+bool canReuseBuffer(Type param, Type result);
+
 /// Where the ops of `forward`'s adjoint are: its location, marked
 /// `"adjoint of <op name>"` (lib/Dialect/AdjointRules.cpp).
 Location getAdjointLoc(Operation *forward);
