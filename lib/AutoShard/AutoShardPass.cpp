@@ -27,6 +27,26 @@ bool mlir::kina::hasAutoPlacements(ModuleOp module) {
   return llvm::any_of(module.getOps<func::FuncOp>(), hasAutoPlacement);
 }
 
+/// Marks `fn`'s parameters that `call` passes where its callee takes a
+/// weight (`kina.weight`, a gradient function's differentiated
+/// parameters): inlined, the call no longer says so, and the memory
+/// ledger (Module.cost) counts them as weights, as for a call.
+static void markWeightsPassed(func::FuncOp fn, func::CallOp call,
+                              func::FuncOp callee) {
+  StringRef weight = KinaDialect::WeightAttrHelper::getNameStr();
+  for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+    // Through the reshard the frontend puts between a placed parameter
+    // and an `@auto` one.
+    Value passed = operand;
+    while (auto reshard = passed.getDefiningOp<ReshardOp>())
+      passed = reshard.getOperand();
+    auto arg = dyn_cast<BlockArgument>(passed);
+    if (arg && arg.getOwner() == &fn.getBody().front() &&
+        callee.getArgAttr(i, weight))
+      fn.setArgAttr(arg.getArgNumber(), weight, UnitAttr::get(fn.getContext()));
+  }
+}
+
 /// Inlines every call in `fn`, callees' calls included.
 static LogicalResult inlineCalls(func::FuncOp fn, SymbolTable &symbols) {
   InlinerInterface interface(fn.getContext());
@@ -38,6 +58,8 @@ static LogicalResult inlineCalls(func::FuncOp fn, SymbolTable &symbols) {
       return success();
     for (func::CallOp call : calls) {
       auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (callee)
+        markWeightsPassed(fn, call, callee);
       if (!callee || callee.isExternal() ||
           failed(inlineCall(interface, config.getCloneCallback(), call,
                             callee, &callee.getBody())))

@@ -263,6 +263,17 @@ def test_the_written_back_step_that_updates_in_place_compiles_alike():
     again = plan_of(plan.source, function="step", budget_bytes=1800)
     assert again.placements == plan.placements
     assert again.bytes_per_device == plan.bytes_per_device
+    # The ledger counts the weights as weights (the gradient function's
+    # call is inlined before solving), not as optimizer state: each
+    # device's blocks of w_fc and w_proj, by their placements.
+    def block_bytes(name, elements):
+        # Each split is over one axis of the [2, 2] mesh: 2 ways.
+        return 4 * elements // 2 ** plan.placements[name].count("over=")
+    for compiled in (plan, again):
+        at_rest = compiled.cost.at_rest
+        assert at_rest.optimizer_state == 0
+        assert at_rest.weights == block_bytes("w_fc", 8 * 16) + \
+            block_bytes("w_proj", 16 * 8)
     x, y, w_fc, w_proj = arrays((8, 8), (8, 8), (8, 16), (16, 8), seed=3)
     loss, new_fc, new_proj = numpy_step(x, y, w_fc, w_proj)
     got = again.module.step(x, y, w_fc.copy(), w_proj.copy())
