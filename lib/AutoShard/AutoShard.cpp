@@ -100,7 +100,7 @@ static void explainBudget(Problem &problem) {
   InFlightDiagnostic diagnostic = emitError(at->getLoc());
   diagnostic << "auto-shard: no plan of '" << fn.getName() << "' fits "
              << problem.options.budgetBytes
-             << " bytes per device: after this op every device holds at "
+             << " bytes per device: while this op runs every device holds at "
                 "least "
              << worstBytes << " bytes (" << worstBytes -
                                              problem.options.budgetBytes

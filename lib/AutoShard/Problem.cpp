@@ -157,13 +157,15 @@ FailureOr<Problem> Problem::build(func::FuncOp fn, MeshOp mesh,
   }
 
   // The points each value is live at: from its definition to its last
-  // use (a value never used is live where it is made).
+  // use, that use included (an op reads its operands while it writes its
+  // result, as the ledger, Module.cost, counts them); a value never used
+  // is live where it is made.
   index = 0;
   for (Operation &op : body) {
     ++index;
     if (isa<func::ReturnOp>(op))
       break;
-    int64_t last = std::max(index, lastUse.lookup(op.getResult(0)) - 1);
+    int64_t last = std::max(index, lastUse.lookup(op.getResult(0)));
     problem.lifetimes.push_back({op.getResult(0), index - 1, last - 1});
     ++problem.numPoints;
   }
