@@ -59,23 +59,71 @@ def machine_options(calibration=None, backend="simulator"):
             "collectives": figures}
 
 
-def with_placements(source, function, placements):
-    """`source` with the `@auto` parameters of `function` written as
-    `placements` ({name: placement}) says."""
+def _parameter_list(source, function):
+    """(start, end) of `function`'s parameter list in `source`."""
     header = re.search(r"\bfn\s+%s\s*\(" % re.escape(function), source)
     if header is None:
         raise ValueError("no function %r in the source" % function)
     start = end = header.end()
     depth = 1
-    while depth:
+    while depth and end < len(source):
         depth += {"(": 1, ")": -1}.get(source[end], 0)
         end += 1
+    return start, end
+
+
+def _auto_parameter(name):
+    """`name: Tensor[T, [dims], ` before `@auto]`, as groups 1 and 2."""
+    return (r"(\b%s\s*:\s*Tensor\[\s*\w+\s*,\s*\[[^\]]*\]\s*,\s*)"
+            r"@auto(\s*\])" % re.escape(name))
+
+
+def auto_parameters(source, function):
+    """The names of `function`'s parameters written `@auto`."""
+    start, end = _parameter_list(source, function)
+    return re.findall(r"\b(\w+)\s*:\s*Tensor\[[^\]]*\][^\]]*@auto\s*\]",
+                      source[start:end])
+
+
+def with_placements(source, function, placements):
+    """`source` with the `@auto` parameters of `function` written as
+    `placements` ({name: placement}) says."""
+    start, end = _parameter_list(source, function)
     params = source[start:end]
     for name, placement in placements.items():
-        params = re.sub(r"(\b%s\s*:\s*Tensor\[\s*\w+\s*,\s*\[[^\]]*\]\s*,\s*)"
-                        r"@auto(\s*\])" % re.escape(name),
+        params = re.sub(_auto_parameter(name),
                         lambda m: m.group(1) + placement + m.group(2), params)
     return source[:start] + params + source[end:]
+
+
+def _pinned(source, function, pins):
+    """`source` with `pins` ({parameter: placement}) written in place of
+    their `@auto`; the function is `function`, else the one function of
+    the source with `@auto` parameters."""
+    if not isinstance(pins, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in pins.items()):
+        raise TypeError("pins is a dict of parameter names to placements "
+                        "as the language writes them, got %r" % (pins,))
+    if function is None:
+        candidates = [name for name in re.findall(r"\bfn\s+(\w+)\s*\(",
+                                                   source)
+                      if auto_parameters(source, name)]
+        if len(candidates) != 1:
+            raise ValueError("pins: name the function (functions with @auto "
+                             "parameters: %s)" % (", ".join(candidates)
+                                                  or "none"))
+        function = candidates[0]
+    free = auto_parameters(source, function)
+    for name, placement in pins.items():
+        if name not in free:
+            raise ValueError("pins: %r is not an @auto parameter of %r (its "
+                             "@auto parameters: %s)" % (
+                                 name, function, ", ".join(free) or "none"))
+        if not placement.startswith("@"):
+            raise ValueError("pins: %r's placement is written as the language "
+                             "writes it (\"@replicated\", \"@sharded(axis=0)"
+                             "\"), got %r" % (name, placement))
+    return with_placements(source, function, pins)
 
 
 class Alternative:
@@ -120,6 +168,7 @@ class Plan:
         self.objective = report.objective
         self.objective_unit = "B" if report.bytes_objective else "ns"
         self.bound = report.bound
+        self.lower_bound = report.bound  # the same, by its longer name
         self.gap = report.gap
         self.optimal = report.optimal
         self.predicted_seconds = report.predicted_seconds
@@ -183,16 +232,17 @@ class Plan:
                               for item in self.placements.items())))
 
 
-def auto_shard(source, function=None, budget_bytes=None, objective="time",
-               calibration=None, backend="simulator", filename="<string>",
-               alternatives=3, explain=(), enumerate=0, seconds_limit=60.0,
-               num_threads=None, tie_layers=True):
+def auto_shard(source, function=None, budget_bytes=None, pins=None,
+               objective="time", calibration=None, backend="simulator",
+               filename="<string>", alternatives=3, explain=(), enumerate=0,
+               seconds_limit=60.0, num_threads=None, tie_layers=True):
     """Places the functions of `source` with `@auto` parameters or results
     (the placements written are pins) and compiles the program; returns
     the Plan of `function` (default: the one function placed).
 
     `budget_bytes`: what one device may hold at any program point (None:
-    no limit); `objective`: "time" (the predicted seconds under
+    no limit); `pins`: {parameter: placement} for `@auto` parameters, as
+    if the source wrote them; `objective`: "time" (the predicted seconds under
     `calibration`, see machine_options) or "bytes" (each device's bytes
     sent); `alternatives`: the next plans to find (Plan.alternatives);
     `explain`: parameters whose other placements to price at once
@@ -221,6 +271,8 @@ def auto_shard(source, function=None, budget_bytes=None, objective="time",
         raise TypeError("tie_layers is True or False, got %r" % (tie_layers,))
     if isinstance(explain, str):
         explain = [explain]
+    if pins:
+        source = _pinned(source, function, pins)
     options = dict(machine_options(calibration, backend),
                    objective=objective, budget_bytes=budget_bytes or 0,
                    alternatives=alternatives, explain=list(explain),
@@ -240,7 +292,7 @@ def auto_shard(source, function=None, budget_bytes=None, objective="time",
         raise ValueError("%r was not placed by the solver (placed: %s)" % (
             function, ", ".join(module.plans)))
     def resolve(name):
-        return auto_shard(source, function, budget_bytes, objective,
+        return auto_shard(source, function, budget_bytes, None, objective,
                           calibration, backend, filename, alternatives=0,
                           explain=[name], seconds_limit=seconds_limit,
                           tie_layers=tie_layers)

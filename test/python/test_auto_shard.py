@@ -184,6 +184,32 @@ def test_bad_requests_are_named():
         kina.auto_shard(FORWARD, calibration={})
 
 
+def test_pins_place_parameters_as_if_the_source_wrote_them():
+    pinned_plan = plan_of(FORWARD, pins={"w1": "@sharded(axis=0)"})
+    assert pinned_plan.placements["w1"] == "@sharded(axis=0)"
+    written = plan_of(FORWARD.replace(
+        "w1: Tensor[F32, [16, 32], @auto]",
+        "w1: Tensor[F32, [16, 32], @sharded(axis=0)]"))
+    assert pinned_plan.placements == written.placements
+    assert pinned_plan.objective == pytest.approx(written.objective)
+    free = plan_of(FORWARD)
+    assert free.placements["w1"] == "@replicated"
+    assert pinned_plan.objective > free.objective
+    assert pinned_plan.lower_bound == pinned_plan.bound
+    with pytest.raises(ValueError, match="'w3' is not an @auto parameter of "
+                       "'forward' \\(its @auto parameters: w1, w2\\)"):
+        plan_of(FORWARD, pins={"w3": "@replicated"})
+    with pytest.raises(ValueError, match="'x' is not an @auto parameter"):
+        plan_of(FORWARD, pins={"x": "@replicated"})
+    with pytest.raises(ValueError, match="placement is written as the "
+                       "language writes it"):
+        plan_of(FORWARD, pins={"w1": "replicated"})
+    with pytest.raises(TypeError, match="pins is a dict"):
+        plan_of(FORWARD, pins=[("w1", "@replicated")])
+    with pytest.raises(kina.CompileError, match="sharded"):
+        plan_of(FORWARD, pins={"w1": "@sharded(axis=5)"})
+
+
 def test_without_a_calibration_the_defaults_are_assumed_with_a_warning(
         tmp_path, monkeypatch):
     monkeypatch.setenv("KINA_CALIBRATION", str(tmp_path / "none.json"))
