@@ -17,14 +17,11 @@ LARGEST_COUNT = 2 ** 63 - 1
 CALIBRATION_KEYS = ("matmul_gflops", "memory_gbytes_per_s", "collectives")
 
 
-def _count(name, value, least):
-    """`value` as a count of at least `least` that the compiler takes, or
-    ValueError naming the argument."""
-    if isinstance(value, bool) or not isinstance(value, int) or \
-            not least <= value <= LARGEST_COUNT:
-        raise ValueError("%s is an int from %d to 2**63 - 1, got %r" % (
-            name, least, value))
-    return value
+def _is_count(value, least):
+    """Whether `value` is an int the compiler takes as a count, at least
+    `least`."""
+    return not isinstance(value, bool) and isinstance(value, int) and \
+        least <= value <= LARGEST_COUNT
 
 
 def machine_options(calibration=None, backend="simulator"):
@@ -72,17 +69,19 @@ def _parameter_list(source, function):
     return start, end
 
 
-def _auto_parameter(name):
-    """`name: Tensor[T, [dims], ` before `@auto]`, as groups 1 and 2."""
-    return (r"(\b%s\s*:\s*Tensor\[\s*\w+\s*,\s*\[[^\]]*\]\s*,\s*)"
-            r"@auto(\s*\])" % re.escape(name))
+def _auto_parameter(name_pattern):
+    """A parameter written `@auto` whose name matches `name_pattern`:
+    `name: Tensor[T, [dims], ` (group 1, the name group 2), `@auto`, then
+    `]` (group 3)."""
+    return (r"(\b(%s)\s*:\s*Tensor\[\s*\w+\s*,\s*\[[^\]]*\]\s*,\s*)"
+            r"@auto(\s*\])" % name_pattern)
 
 
 def auto_parameters(source, function):
     """The names of `function`'s parameters written `@auto`."""
     start, end = _parameter_list(source, function)
-    return re.findall(r"\b(\w+)\s*:\s*Tensor\[[^\]]*\][^\]]*@auto\s*\]",
-                      source[start:end])
+    return [match.group(2) for match in
+            re.finditer(_auto_parameter(r"\w+"), source[start:end])]
 
 
 def with_placements(source, function, placements):
@@ -91,8 +90,8 @@ def with_placements(source, function, placements):
     start, end = _parameter_list(source, function)
     params = source[start:end]
     for name, placement in placements.items():
-        params = re.sub(_auto_parameter(name),
-                        lambda m: m.group(1) + placement + m.group(2), params)
+        params = re.sub(_auto_parameter(re.escape(name)),
+                        lambda m: m.group(1) + placement + m.group(3), params)
     return source[:start] + params + source[end:]
 
 
@@ -254,14 +253,14 @@ def auto_shard(source, function=None, budget_bytes=None, pins=None,
     if objective not in OBJECTIVES:
         raise ValueError("objective is one of %s, got %r" % (OBJECTIVES,
                                                             objective))
-    if budget_bytes is not None:
-        try:
-            _count("budget_bytes", budget_bytes, 1)
-        except ValueError:
-            raise ValueError("budget_bytes is a positive int below 2**63 or "
-                             "None, got %r" % (budget_bytes,)) from None
-    _count("alternatives", alternatives, 0)
-    _count("enumerate", enumerate, 0)
+    if budget_bytes is not None and not _is_count(budget_bytes, 1):
+        raise ValueError("budget_bytes is a positive int below 2**63 or None, "
+                         "got %r" % (budget_bytes,))
+    for name, value in (("alternatives", alternatives),
+                        ("enumerate", enumerate)):
+        if not _is_count(value, 0):
+            raise ValueError("%s is an int from 0 to 2**63 - 1, got %r" % (
+                name, value))
     if isinstance(seconds_limit, bool) or \
             not isinstance(seconds_limit, (int, float)) or \
             not 0 < seconds_limit < math.inf:

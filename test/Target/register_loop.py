@@ -17,7 +17,6 @@ not a measurement) beside the bound of the FMAs alone (--fmas-per-step /
 fraction --mca-slack: a regression guard for CPUs the host is not."""
 
 import argparse
-import os
 import re
 import subprocess
 import sys
