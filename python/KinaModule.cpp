@@ -30,8 +30,12 @@ namespace {
 using mlir::kina::formatShape;
 
 std::string describe(const mlir::kina::TensorSignature &t) {
-  return std::string(mlir::kina::dtypeInfo(t.dtype).numpyName) + " of shape " +
-         formatShape(t.shape);
+  // NumPy has no bfloat16: BF16 crosses as its 16-bit words.
+  std::string dtype =
+      t.dtype == mlir::kina::DType::BF16
+          ? "uint16 (BF16 words: kina.to_bf16)"
+          : std::string(mlir::kina::dtypeInfo(t.dtype).numpyName);
+  return dtype + " of shape " + formatShape(t.shape);
 }
 
 /// `numpy.generic`, the base of NumPy's scalar types (looked up once).

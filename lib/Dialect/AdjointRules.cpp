@@ -32,16 +32,17 @@ public:
     return op ? op->getResult(0) : Value();
   }
 
-  /// `value` (f32) broadcast to `shape` (by default `like`'s), placed
-  /// as `like` is.
-  Value filled(float value, Value like,
+  /// `value` in `like`'s element type, broadcast to `shape` (by default
+  /// `like`'s), placed as `like` is.
+  Value filled(double value, Value like,
                std::optional<ArrayRef<int64_t>> shape = std::nullopt) {
     auto type = cast<KinaTensorType>(like.getType());
     ArrayRef<int64_t> target = shape ? *shape : type.getShape();
-    auto scalarType = KinaTensorType::get(b.getContext(), {}, b.getF32Type(),
+    Type element = type.getElementType();
+    auto scalarType = KinaTensorType::get(b.getContext(), {}, element,
                                           scalarPlacement(type));
     Value scalar = ConstantOp::create(b, loc, scalarType,
-                                      b.getF32FloatAttr(value));
+                                      FloatAttr::get(element, value));
     if (target.empty())
       return scalar;
     return make<BroadcastOp>(scalar, target);
@@ -92,7 +93,8 @@ private:
 };
 
 bool isFloat(Value value) {
-  return cast<KinaTensorType>(value.getType()).getElementType().isF32();
+  return isa<FloatType>(
+      cast<KinaTensorType>(value.getType()).getElementType());
 }
 } // namespace
 
@@ -331,6 +333,22 @@ LogicalResult DivOp::buildAdjoint(OpBuilder &b, Value cotangent,
   cotangents.push_back(scaled);
   cotangents.push_back(
       adjoint.make<NegOp>(adjoint.make<MulOp>(scaled, getResult())));
+  return adjoint.result();
+}
+
+/// The cotangent cast back to the operand's type; an integer operand
+/// gets none.
+LogicalResult CastOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                   SmallVectorImpl<Value> &cotangents) {
+  if (!isFloat(getInput())) {
+    cotangents.push_back(Value());
+    return success();
+  }
+  AdjointBuilder adjoint(b, *this);
+  Type element =
+      cast<KinaTensorType>(getInput().getType()).getElementType();
+  cotangents.push_back(
+      adjoint.make<CastOp>(cotangent, TypeAttr::get(element)));
   return adjoint.result();
 }
 

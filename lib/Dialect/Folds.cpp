@@ -1,11 +1,11 @@
 //===- Folds.cpp - Folders of the kina ops --------------------------------===//
 //
-// Folds that remove an op or rewrite it in place: full-range slices,
-// slice of slice on one axis, single-operand concat, reshape of reshape,
-// transpose of transpose, broadcast to the operand's own shape, reshard to
-// the same type or of a reshard, all_slice of all_gather (and back) on one
-// axis, all_to_all there and back, collectives over a mesh axis of one
-// device.
+// Folds that remove an op or rewrite it in place: casts to the same type,
+// full-range slices, slice of slice on one axis, single-operand concat,
+// reshape of reshape, transpose of transpose, broadcast to the operand's
+// own shape, reshard to the same type or of a reshard, all_slice of
+// all_gather (and back) on one axis, all_to_all there and back,
+// collectives over a mesh axis of one device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,13 @@ using namespace mlir;
 using namespace mlir::kina;
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+/// A cast to the type the operand has already.
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())

@@ -48,7 +48,7 @@ Operation *KinaDialect::materializeConstant(OpBuilder &builder, Attribute value,
   auto tensorType = dyn_cast<KinaTensorType>(type);
   auto floatValue = dyn_cast<FloatAttr>(value);
   if (!tensorType || !floatValue || tensorType.getRank() != 0 ||
-      !tensorType.getElementType().isF32())
+      tensorType.getElementType() != floatValue.getType())
     return nullptr;
   return ConstantOp::create(builder, loc, type, floatValue);
 }

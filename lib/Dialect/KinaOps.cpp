@@ -126,6 +126,69 @@ KINA_SAME_TYPE_ASSEMBLY(AbsOp)
 KINA_SAME_TYPE_ASSEMBLY(ReluOp)
 #undef KINA_SAME_TYPE_ASSEMBLY
 
+/// `5.000000e-01 attr-dict : T`: the value is read as a double and rounded
+/// to T's element type. The printer writes the short decimal of the value
+/// in its own type where reading it so gives the value back, else the
+/// value widened to a double (exact; an inf or NaN as hexadecimal bits).
+ParseResult ConstantOp::parse(OpAsmParser &parser, OperationState &result) {
+  APFloat value(0.0);
+  Type type;
+  SMLoc typeLoc;
+  if (parser.parseFloat(APFloat::IEEEdouble(), value) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parser.getCurrentLocation(&typeLoc) || parser.parseType(type))
+    return failure();
+  auto tensor = dyn_cast<KinaTensorType>(type);
+  auto element =
+      tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
+  if (!element)
+    return parser.emitError(typeLoc)
+           << "expected a kina tensor of a float element type, got " << type;
+  bool inexact;
+  value.convert(element.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &inexact);
+  result.addAttribute(getValueAttrName(result.name),
+                      FloatAttr::get(element, value));
+  result.addTypes(type);
+  return success();
+}
+
+/// `value` as a decimal that ConstantOp::parse reads back to its bits, or
+/// an empty string.
+static std::string readableDecimal(const APFloat &value) {
+  if (!value.isFinite())
+    return "";
+  for (unsigned precision : {6u, 0u}) { // the printer's %e form, shortest
+    SmallString<32> text;
+    value.toString(text, precision, /*FormatMaxPadding=*/0,
+                   /*TruncateZero=*/false);
+    if (!StringRef(text).contains('.'))
+      continue;
+    APFloat back(APFloat::IEEEdouble(), text);
+    bool inexact;
+    back.convert(value.getSemantics(), APFloat::rmNearestTiesToEven, &inexact);
+    if (back.bitwiseIsEqual(value))
+      return std::string(text);
+  }
+  return "";
+}
+
+void ConstantOp::print(OpAsmPrinter &printer) {
+  APFloat value = getValue();
+  printer << " ";
+  std::string decimal = readableDecimal(value);
+  if (!decimal.empty()) {
+    printer << decimal;
+  } else {
+    bool inexact;
+    value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                  &inexact);
+    printer.printFloat(value);
+  }
+  printer.printOptionalAttrDict((*this)->getAttrs(), {getValueAttrName()});
+  printer << " : " << getType();
+}
+
 /// `@callee` is a function of one f32 result; the operands are its
 /// parameters (and the seed of a result of rank > 0); the results are its
 /// result and one gradient per `wrt` position, of that parameter's type

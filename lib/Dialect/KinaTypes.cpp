@@ -27,10 +27,20 @@ void KinaDialect::registerTypes() {
 }
 
 Type mlir::kina::getElementType(MLIRContext *context, mlir::kina::DType dtype) {
-  const mlir::kina::DTypeInfo &info = mlir::kina::dtypeInfo(dtype);
-  if (info.isFloat)
+  switch (dtype) {
+  case mlir::kina::DType::F32:
     return Float32Type::get(context);
-  return IntegerType::get(context, info.bytes * 8);
+  case mlir::kina::DType::F64:
+    return Float64Type::get(context);
+  case mlir::kina::DType::F16:
+    return Float16Type::get(context);
+  case mlir::kina::DType::BF16:
+    return BFloat16Type::get(context);
+  case mlir::kina::DType::I32:
+  case mlir::kina::DType::I64:
+    break;
+  }
+  return IntegerType::get(context, mlir::kina::dtypeInfo(dtype).bytes * 8);
 }
 
 std::optional<mlir::kina::DType> mlir::kina::getDType(Type elementType) {
@@ -74,8 +84,8 @@ KinaTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
                        ArrayRef<int64_t> shape, Type elementType,
                        PlacementAttr placement) {
   if (!mlir::kina::getDType(elementType))
-    return emitError() << "kina tensor element type must be f32, i32 or i64, "
-                          "got "
+    return emitError() << "kina tensor element type must be one of "
+                       << mlir::kina::listDTypeNames() << ", got "
                        << elementType;
   if (!placement)
     return emitError() << "kina tensor needs a placement";

@@ -110,10 +110,12 @@ public:
                    << idType << " of shape " << formatShape(ids.getShape());
   }
 
-  LogicalResult checkF32(KinaTensorType type, StringRef what) {
-    if (type.getElementType().isF32())
+  /// Checks that `type` holds floats (f32, f64, f16 or bf16).
+  LogicalResult checkFloat(KinaTensorType type, StringRef what) {
+    if (isa<FloatType>(type.getElementType()))
       return success();
-    return error() << "expects " << what << " of element type f32, got "
+    return error() << "expects " << what
+                   << " of a float element type (f32, f64, f16, bf16), got "
                    << type.getElementType() << " of shape "
                    << formatShape(type.getShape());
   }

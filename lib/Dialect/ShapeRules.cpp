@@ -34,7 +34,11 @@ static FailureOr<Type> inferConstant(RuleContext &rule) {
     return failure();
   FloatAttr value = attrs->getValueAttr();
   MLIRContext *ctx = value.getContext();
-  return Type(KinaTensorType::get(ctx, {}, Float32Type::get(ctx),
+  if (!getDType(value.getType()))
+    return rule.error() << "expects a value of a float element type (f32, "
+                           "f64, f16, bf16), got "
+                        << value.getType();
+  return Type(KinaTensorType::get(ctx, {}, value.getType(),
                                   PlacementAttr::getHost(ctx)));
 }
 KINA_SHAPE_RULE(ConstantOp, inferConstant)
@@ -98,7 +102,7 @@ static FailureOr<Type> inferGather(RuleContext &rule) {
   if (failed(operands))
     return failure();
   auto [table, ids] = std::make_pair((*operands)[0], (*operands)[1]);
-  if (failed(rule.checkF32(table, "table")))
+  if (failed(rule.checkFloat(table, "table")))
     return failure();
   if (table.getRank() < 1)
     return rule.error() << "expects a table of rank >= 1, got shape "
@@ -111,7 +115,7 @@ static FailureOr<Type> inferGather(RuleContext &rule) {
 }
 KINA_SHAPE_RULE(GatherOp, inferGather)
 
-/// scatter_add: f32 updates whose leading dims are the ids' shape; a
+/// scatter_add: float updates whose leading dims are the ids' shape; a
 /// table of `rows` rows of the updates' trailing shape.
 static FailureOr<Type> inferScatterAdd(RuleContext &rule) {
   auto operands = rule.tensors(2);
@@ -120,7 +124,7 @@ static FailureOr<Type> inferScatterAdd(RuleContext &rule) {
     return failure();
   int64_t rows = attrs->getRows();
   auto [updates, ids] = std::make_pair((*operands)[0], (*operands)[1]);
-  if (failed(rule.checkF32(updates, "updates")) || failed(rule.checkIds(ids)))
+  if (failed(rule.checkFloat(updates, "updates")) || failed(rule.checkIds(ids)))
     return failure();
   if (rows < 1)
     return rule.error() << "rows must be >= 1, got " << rows;
@@ -140,7 +144,8 @@ static FailureOr<Type> inferMatmul(RuleContext &rule) {
   if (failed(operands))
     return failure();
   auto [lhs, rhs] = std::make_pair((*operands)[0], (*operands)[1]);
-  if (failed(rule.checkF32(lhs, "lhs")) || failed(rule.checkF32(rhs, "rhs")) ||
+  if (failed(rule.checkFloat(lhs, "lhs")) ||
+      failed(rule.checkFloat(rhs, "rhs")) ||
       failed(rule.checkSameElementType(lhs, "lhs", rhs, "rhs")))
     return failure();
   std::string shapes = "lhs of shape " + formatShape(lhs.getShape()) +
@@ -245,7 +250,7 @@ static FailureOr<Type> inferTranspose(RuleContext &rule) {
 }
 KINA_SHAPE_RULE(TransposeOp, inferTranspose)
 
-/// softmax, sum, mean, max: an f32 operand and an axis in range; the
+/// softmax, sum, mean, max: a float operand and an axis in range; the
 /// result has the operand's shape, with `axis` of size 1 when `reduces`.
 template <typename OpTy>
 static FailureOr<Type> inferAlongAxis(RuleContext &rule,
@@ -256,7 +261,7 @@ static FailureOr<Type> inferAlongAxis(RuleContext &rule,
     return failure();
   int64_t axis = attrs->getAxis();
   KinaTensorType input = (*operands)[0];
-  if (failed(rule.checkF32(input, "operand")) ||
+  if (failed(rule.checkFloat(input, "operand")) ||
       failed(rule.checkAxis(axis, input, "operand")))
     return failure();
   SmallVector<int64_t> shape(input.getShape());
@@ -276,10 +281,10 @@ static FailureOr<Type> inferSoftmax(RuleContext &rule) {
                               false);
 }
 
-/// exp, log, sqrt, rsqrt, tanh, abs, relu: f32, same shape.
+/// exp, log, sqrt, rsqrt, tanh, abs, relu: floats, same shape.
 static FailureOr<Type> inferUnaryMath(RuleContext &rule) {
   auto operands = rule.tensors(1);
-  if (failed(operands) || failed(rule.checkF32((*operands)[0], "operand")))
+  if (failed(operands) || failed(rule.checkFloat((*operands)[0], "operand")))
     return failure();
   return rule.shaped((*operands)[0], (*operands)[0].getShape());
 }
@@ -297,7 +302,7 @@ KINA_SHAPE_RULE(TanhOp, inferUnaryMath)
 KINA_SHAPE_RULE(AbsOp, inferUnaryMath)
 KINA_SHAPE_RULE(ReluOp, inferUnaryMath)
 
-/// Operands of identical shapes and element types (f32 when `floatOnly`),
+/// Operands of identical shapes and element types (floats when `floatOnly`),
 /// named `names` in errors: the elementwise ops' rule.
 static FailureOr<Type> inferElementwise(RuleContext &rule,
                                         ArrayRef<StringRef> names,
@@ -307,7 +312,7 @@ static FailureOr<Type> inferElementwise(RuleContext &rule,
     return failure();
   KinaTensorType first = (*operands)[0];
   for (auto [operand, name] : llvm::zip(*operands, names)) {
-    if (floatOnly && failed(rule.checkF32(operand, name)))
+    if (floatOnly && failed(rule.checkFloat(operand, name)))
       return failure();
     if (failed(rule.checkSameElementType(first, names[0], operand, name)))
       return failure();
@@ -329,13 +334,13 @@ static FailureOr<Type> inferElementwiseBinary(RuleContext &rule) {
                           kBinaryOperandNames, /*floatOnly=*/false);
 }
 
-/// maximum, minimum, the comparisons: the elementwise rule, on f32.
+/// maximum, minimum, the comparisons: the elementwise rule, on floats.
 static FailureOr<Type> inferFloatElementwise(RuleContext &rule) {
   return inferElementwise(rule,
                           kBinaryOperandNames, /*floatOnly=*/true);
 }
 
-/// select (`where`): a mask and the two choices, f32 of one shape.
+/// select (`where`): a mask and the two choices, floats of one type and shape.
 static FailureOr<Type> inferSelect(RuleContext &rule) {
   static constexpr StringRef names[] = {"mask", "on_true", "on_false"};
   return inferElementwise(rule, names,
@@ -376,6 +381,25 @@ static FailureOr<Type> inferOneHot(RuleContext &rule) {
   return rule.shaped(like, shape);
 }
 KINA_SHAPE_RULE(OneHotOp, inferOneHot)
+
+/// cast: any operand; the result has its shape and placement, of the float
+/// element type `to`.
+static FailureOr<Type> inferCast(RuleContext &rule) {
+  auto operands = rule.tensors(1);
+  auto attrs = rule.attributesOf<CastOp>();
+  if (failed(operands) || failed(attrs))
+    return failure();
+  Type to = attrs->getTo();
+  if (!isa<FloatType>(to) || !getDType(to))
+    return rule.error() << "casts to a float element type (f32, f64, f16, "
+                           "bf16), got "
+                        << to;
+  KinaTensorType input = (*operands)[0];
+  KinaTensorType like = KinaTensorType::get(
+      input.getContext(), input.getShape(), to, input.getPlacement());
+  return rule.shaped(like, input.getShape());
+}
+KINA_SHAPE_RULE(CastOp, inferCast)
 
 static FailureOr<Type> inferNeg(RuleContext &rule) {
   auto operands = rule.tensors(1);

@@ -110,18 +110,18 @@ LogicalResult ReverseMode::copyBody(func::FuncOp fn, IRMapping &map,
   return fn.emitOpError("has no return");
 }
 
-/// An f32 `value` of `like`'s shape: a rank-0 constant on the host, or
-/// replicated over the mesh, broadcast to the shape.
+/// `value` of `like`'s element type and shape: a rank-0 constant on the host,
+/// or replicated over the mesh, broadcast to the shape.
 Value ReverseMode::constant(float value, Type like, Location loc) {
   auto type = cast<KinaTensorType>(like);
   PlacementAttr placement = type.getPlacement();
   if (placement.isMesh() || placement.isAuto())
     placement = PlacementAttr::getReplicated(builder.getContext());
+  Type element = type.getElementType();
   auto scalar = ConstantOp::create(
       builder, loc,
-      KinaTensorType::get(builder.getContext(), {}, builder.getF32Type(),
-                          placement),
-      builder.getF32FloatAttr(value));
+      KinaTensorType::get(builder.getContext(), {}, element, placement),
+      FloatAttr::get(element, value));
   if (type.getRank() == 0)
     return scalar;
   auto filled =

@@ -82,6 +82,12 @@ private:
 
   Value checkAscription(const Statement &stmt, Value value);
   Value genExpr(const Expr &expr);
+  Value genLiteral(const Expr &expr);
+  /// `expr` generated with its literals of float type `element`, where
+  /// `expr` is made of literals alone (`0.5`, `broadcast(0.5)`, `1.0 / 3.0`:
+  /// weak typing, as JAX's Python scalars: `x * broadcast(0.5)` is F64
+  /// where `x` is); any other expression as genExpr makes it.
+  Value genTypedLiteral(const Expr &expr, Type element);
   Value genBinary(const Expr &expr);
   std::optional<SmallVector<Value>> genOperands(const Expr &expr);
   bool isElementwise(const SurfaceOp &op);
@@ -121,6 +127,8 @@ private:
   unsigned nextPlaceholder = 0;
   /// Its parameters or result are mesh-placed: literals are @replicated.
   bool meshBody = false;
+  /// The element type of the literal being generated (null: F32).
+  Type literalType;
   bool returned = false;
 };
 } // namespace
@@ -461,8 +469,9 @@ void MLIRGen::declareReverseMode(const Function &fn) {
     return;
   }
   auto result = cast<KinaTensorType>(type.getResult(0));
-  if (!result.getElementType().isF32()) {
-    error(decl.ofLoc) << "reverseMode differentiates an F32 result; '"
+  if (!isa<FloatType>(result.getElementType())) {
+    error(decl.ofLoc) << "reverseMode differentiates a float result (F32, "
+                         "F64, F16, BF16); '"
                       << decl.of << "' returns " << formatType(result);
     return;
   }
@@ -496,10 +505,11 @@ void MLIRGen::declareReverseMode(const Function &fn) {
       continue;
     }
     auto param = cast<KinaTensorType>(type.getInput(*position));
-    if (!param.getElementType().isF32()) {
-      error(where) << "parameter '" << name << "' of '" << decl.of
-                   << "' is " << formatType(param)
-                   << ": only F32 parameters are differentiable";
+    if (!isa<FloatType>(param.getElementType())) {
+      error(where) << "parameter '" << name << "' of '" << decl.of << "' is "
+                   << formatType(param)
+                   << ": only float parameters (F32, F64, F16, BF16) are "
+                      "differentiable";
       ok = false;
       continue;
     }
@@ -633,7 +643,8 @@ void MLIRGen::genReturn(const Statement &stmt, FunctionInfo &info) {
   }
   SmallVector<Value> values;
   for (auto [expr, resultType] : llvm::zip_equal(exprs, type.getResults())) {
-    Value value = genExpr(*expr);
+    Value value = genTypedLiteral(
+        *expr, cast<KinaTensorType>(resultType).getElementType());
     if (!value)
       return;
     auto expected = cast<KinaTensorType>(resultType);
@@ -768,19 +779,8 @@ Value MLIRGen::genExpr(const Expr &expr) {
     }
     return it->second; // null: already reported where it was bound
   }
-  case Expr::Kind::Number: {
-    float value = float(expr.number);
-    if (!std::isfinite(value)) {
-      error(expr.loc) << "number " << expr.number << " is out of range for F32";
-      return nullptr;
-    }
-    auto type =
-        KinaTensorType::get(&context, {}, builder.getF32Type(),
-                            meshBody ? PlacementAttr::getReplicated(&context)
-                                     : PlacementAttr::getHost(&context));
-    return ConstantOp::create(builder, loc(expr.loc), type,
-                              builder.getF32FloatAttr(value));
-  }
+  case Expr::Kind::Number:
+    return genLiteral(expr);
   case Expr::Kind::Unary: {
     Value operand = genExpr(*expr.operands[0]);
     if (!operand)
@@ -808,6 +808,65 @@ Value MLIRGen::genExpr(const Expr &expr) {
     return genCall(expr);
   }
   return nullptr;
+}
+
+/// A literal: a rank-0 constant of `literalType` (F32 unless the context
+/// gives another float type), rounded to nearest even.
+Value MLIRGen::genLiteral(const Expr &expr) {
+  auto element = dyn_cast_or_null<FloatType>(literalType);
+  if (!element)
+    element = builder.getF32Type();
+  APFloat value(expr.number);
+  bool inexact;
+  value.convert(element.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &inexact);
+  if (!value.isFinite()) {
+    error(expr.loc) << "number " << expr.number << " is out of range for "
+                    << dtypeInfo(*getDType(element)).sourceName;
+    return nullptr;
+  }
+  auto type =
+      KinaTensorType::get(&context, {}, element,
+                          meshBody ? PlacementAttr::getReplicated(&context)
+                                   : PlacementAttr::getHost(&context));
+  return ConstantOp::create(builder, loc(expr.loc), type,
+                            FloatAttr::get(element, value));
+}
+
+/// Whether `expr` is made of literals alone: a number, or an operator or
+/// op (a broadcast, `exp`) applied to such expressions only, other than
+/// a `cast`, whose attribute names its type.
+static bool isLiteralTree(const Expr &expr) {
+  auto allLiteral = [&] {
+    return !expr.operands.empty() &&
+           llvm::all_of(expr.operands, [](const mlir::kina::ExprPtr &e) {
+             return isLiteralTree(*e);
+           });
+  };
+  switch (expr.kind) {
+  case Expr::Kind::Number:
+    return true;
+  case Expr::Kind::Unary:
+  case Expr::Kind::Binary:
+    return allLiteral();
+  case Expr::Kind::Op:
+    for (unsigned i = 0; i < expr.op->numAttrs; ++i)
+      if (expr.op->attrs[i].kind == SurfaceAttrKind::ElementType)
+        return false;
+    return allLiteral();
+  default:
+    return false;
+  }
+}
+
+Value MLIRGen::genTypedLiteral(const Expr &expr, Type element) {
+  if (!isLiteralTree(expr) || !isa_and_nonnull<FloatType>(element))
+    return genExpr(expr);
+  Type outer = literalType;
+  literalType = element;
+  Value value = genExpr(expr);
+  literalType = outer;
+  return value;
 }
 
 Value MLIRGen::genBinary(const Expr &expr) {
@@ -855,11 +914,31 @@ std::optional<SmallVector<Value>> MLIRGen::genOperands(const Expr &expr) {
                          "explicit shape";
     return std::nullopt;
   }
+  // Literals (and expressions of literals) come last: they take the float
+  // type of the other operands, or the type an op's attribute names
+  // (`cast(0.1, to=F64)`), or the one the enclosing literal expression
+  // was given.
+  auto isLiteral = [](const mlir::kina::ExprPtr &e) {
+    return isLiteralTree(*e);
+  };
   SmallVector<Value> operands(count);
   bool ok = true;
+  Type literalElement = literalType;
   for (size_t i = 0; i < count; ++i)
-    if (!isContextual(expr.operands[i]))
+    if (!isContextual(expr.operands[i]) && !isLiteral(expr.operands[i])) {
       ok &= bool(operands[i] = genExpr(*expr.operands[i]));
+      if (operands[i] && literalElement == literalType)
+        literalElement =
+            cast<KinaTensorType>(operands[i].getType()).getElementType();
+    }
+  if (expr.kind == Expr::Kind::Op)
+    for (unsigned i = 0; i < expr.op->numAttrs; ++i)
+      if (expr.attrs[i] && expr.attrs[i]->kind == SurfaceAttrKind::ElementType)
+        literalElement = getElementType(&context, expr.attrs[i]->dtypeValue);
+  for (size_t i = 0; i < count; ++i)
+    if (!isContextual(expr.operands[i]) && isLiteral(expr.operands[i]))
+      ok &= bool(operands[i] =
+                     genTypedLiteral(*expr.operands[i], literalElement));
   for (size_t i = 0; i < count; ++i)
     if (isContextual(expr.operands[i]))
       ok &= operands[anchor] &&
@@ -874,7 +953,9 @@ std::optional<SmallVector<Value>> MLIRGen::genOperands(const Expr &expr) {
 /// say what target shape that is.
 Value MLIRGen::genContextual(const Expr &expr, Value other,
                              const SurfaceOp &infix) {
-  Value input = genExpr(*expr.operands[0]);
+  Value input =
+      genTypedLiteral(*expr.operands[0],
+                      cast<KinaTensorType>(other.getType()).getElementType());
   const InferResultTypeOpInterface::Concept *rule = shapeRule(infix, expr.loc);
   if (!input || !rule)
     return nullptr;
@@ -917,6 +998,9 @@ bool MLIRGen::collectAttrs(const Expr &expr,
       break;
     case SurfaceAttrKind::IntList:
       attr = builder.getDenseI64ArrayAttr(value.listValue);
+      break;
+    case SurfaceAttrKind::ElementType:
+      attr = TypeAttr::get(getElementType(&context, value.dtypeValue));
       break;
     }
     attrs.push_back(builder.getNamedAttr(expr.op->attrs[i].name, attr));
@@ -976,8 +1060,14 @@ MLIRGen::genCallResults(const Expr &expr) {
   const Function *calleeAst = it->second.ast;
   SmallVector<Value> args;
   bool ok = true;
-  for (const auto &arg : expr.operands) {
-    args.push_back(genExpr(*arg));
+  FunctionType calleeType = callee ? callee.getFunctionType() : FunctionType();
+  for (auto [i, arg] : llvm::enumerate(expr.operands)) {
+    // A literal argument takes its parameter's element type.
+    Type element =
+        calleeType && i < calleeType.getNumInputs()
+            ? cast<KinaTensorType>(calleeType.getInput(i)).getElementType()
+            : Type();
+    args.push_back(genTypedLiteral(*arg, element));
     ok &= bool(args.back());
   }
   if (!callee || !ok)

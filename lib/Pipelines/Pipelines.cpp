@@ -133,6 +133,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
+  pm.addNestedPass<func::FuncOp>(createNarrowFloatsPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -177,12 +177,103 @@ static void transpose_blocks(const void *src, void *dst, int64_t outer,
     }                                                                          \
   } while (0)
 
+/* The same over 16-bit floats: accumulated in float, rounded once. */
+#define REDUCE_16(TO_FLOAT, FROM_FLOAT, IS_MAX)                                \
+  do {                                                                         \
+    const uint16_t *in = (const uint16_t *)parts;                              \
+    uint16_t *result = (uint16_t *)out;                                        \
+    for (int64_t i = 0; i < count; ++i) {                                      \
+      float acc = TO_FLOAT(in[i]);                                             \
+      for (int64_t j = 1; j < group_size; ++j) {                               \
+        float next = TO_FLOAT(in[j * count + i]);                              \
+        acc = (IS_MAX) ? (next > acc || next != next ? next : acc)             \
+                       : acc + next;                                           \
+      }                                                                        \
+      result[i] = FROM_FLOAT(acc);                                             \
+    }                                                                          \
+  } while (0)
+
+static uint32_t float_bits(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+static float bits_float(uint32_t bits) {
+  float value;
+  memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+static float bf16_to_float(uint16_t word) {
+  return bits_float((uint32_t)word << 16);
+}
+
+/* Rounded to nearest even; a NaN stays a (quiet) NaN. */
+static uint16_t float_to_bf16(float value) {
+  uint32_t bits = float_bits(value);
+  if (value != value)
+    return (uint16_t)((bits >> 16) | 0x40);
+  return (uint16_t)((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+
+/* Integer code (no F16C, no libcall): f16 has 5 exponent bits (bias 15)
+   and 10 mantissa bits. */
+static float f16_to_float(uint16_t word) {
+  uint32_t sign = (uint32_t)(word & 0x8000) << 16;
+  uint32_t exponent = (word >> 10) & 0x1f, mantissa = word & 0x3ff;
+  if (exponent == 0x1f)
+    return bits_float(sign | 0x7f800000 | (mantissa << 13));
+  if (exponent)
+    return bits_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  /* Zero or subnormal: mantissa * 2^-24, exact in float. */
+  float magnitude = (float)mantissa * 5.9604644775390625e-8f;
+  return sign ? -magnitude : magnitude;
+}
+
+/* `kept` and what `shift` drops from `full`, rounded to nearest even. */
+static uint32_t round_shifted(uint32_t full, uint32_t shift) {
+  uint32_t kept = full >> shift;
+  uint32_t rest = full & ((1u << shift) - 1), half = 1u << (shift - 1);
+  return kept + (rest > half || (rest == half && (kept & 1)));
+}
+
+/* Rounded to nearest even (overflow gives inf); a NaN stays a quiet NaN. */
+static uint16_t float_to_f16(float value) {
+  uint32_t bits = float_bits(value);
+  uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
+  uint32_t exponent = (bits >> 23) & 0xff, mantissa = bits & 0x7fffff;
+  if (exponent == 0xff)
+    return sign | 0x7c00 | (mantissa ? 0x200 | (mantissa >> 13) : 0);
+  int32_t biased = (int32_t)exponent - 127 + 15;
+  if (biased >= 0x1f)
+    return sign | 0x7c00;
+  if (biased <= 0) { /* a subnormal of f16, or zero */
+    if (biased < -10)
+      return sign;
+    return sign | (uint16_t)round_shifted(mantissa | 0x800000,
+                                          (uint32_t)(14 - biased));
+  }
+  /* A carry out of the mantissa moves into the exponent, up to inf. */
+  return sign | (uint16_t)round_shifted(((uint32_t)biased << 23) | mantissa,
+                                        13);
+}
+
 static void reduce_parts(const void *parts, void *out, int64_t count,
                          int64_t dtype, int64_t kind, int64_t group_size) {
   int is_max = kind == KINA_REDUCE_MAX;
   switch (dtype) {
   case KINA_DTYPE_F32:
     REDUCE(float, is_max);
+    break;
+  case KINA_DTYPE_F64:
+    REDUCE(double, is_max);
+    break;
+  case KINA_DTYPE_F16:
+    REDUCE_16(f16_to_float, float_to_f16, is_max);
+    break;
+  case KINA_DTYPE_BF16:
+    REDUCE_16(bf16_to_float, float_to_bf16, is_max);
     break;
   case KINA_DTYPE_I32:
     REDUCE(int32_t, is_max);
@@ -194,7 +285,16 @@ static void reduce_parts(const void *parts, void *out, int64_t count,
 }
 
 static int64_t element_bytes(int64_t dtype) {
-  return dtype == KINA_DTYPE_I64 ? 8 : 4;
+  switch (dtype) {
+  case KINA_DTYPE_I64:
+  case KINA_DTYPE_F64:
+    return 8;
+  case KINA_DTYPE_F16:
+  case KINA_DTYPE_BF16:
+    return 2;
+  default:
+    return 4;
+  }
 }
 
 /* A temporary of `bytes`; on failure the device fails, `out` (of

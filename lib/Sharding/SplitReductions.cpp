@@ -36,13 +36,14 @@ public:
                              cast<KinaTensorType>(like.getType()).getShape());
   }
 
-  /// A replicated f32 literal broadcast to `like`'s shape.
-  Value filled(float v, Value like) {
+  /// A replicated literal of `like`'s element type broadcast to its shape.
+  Value filled(double v, Value like) {
+    Type element = cast<KinaTensorType>(like.getType()).getElementType();
     auto scalar = ConstantOp::create(
         b, loc,
-        KinaTensorType::get(b.getContext(), {}, b.getF32Type(),
+        KinaTensorType::get(b.getContext(), {}, element,
                             PlacementAttr::getReplicated(b.getContext())),
-        b.getF32FloatAttr(v));
+        FloatAttr::get(element, v));
     built.push_back(scalar);
     return spread(scalar, like);
   }

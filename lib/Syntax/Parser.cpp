@@ -141,6 +141,14 @@ bool mlir::kina::isReservedWord(llvm::StringRef word) {
          lookupSurfaceOp(word) != nullptr;
 }
 
+/// "F32, I32, ...", as source writes the element types.
+static std::string elementTypeNames() {
+  std::string names;
+  for (const DTypeInfo &info : kDTypes)
+    names += (names.empty() ? "" : ", ") + std::string(info.sourceName);
+  return names;
+}
+
 std::vector<std::string> mlir::kina::reservedWords() {
   std::vector<std::string> words(std::begin(kKeywords), std::end(kKeywords));
   for (const DTypeInfo &info : kDTypes)
@@ -251,12 +259,8 @@ bool Parser::parseType(TypeSpec &type) {
   std::optional<DType> dtype = tok().is(TokenKind::Identifier)
                                    ? dtypeFromSource(tok().text)
                                    : std::nullopt;
-  if (!dtype) {
-    std::string names;
-    for (const DTypeInfo &info : kDTypes)
-      names += (names.empty() ? "" : ", ") + std::string(info.sourceName);
-    return expected("an element type (" + names + ")");
-  }
+  if (!dtype)
+    return expected("an element type (" + elementTypeNames() + ")");
   type.elementType = *dtype;
   consume();
   if (!expect(TokenKind::Comma, "','") || !parseDims(type.dims))
@@ -936,6 +940,19 @@ bool Parser::parseAttrValue(const SurfaceAttr &attr, AttrValue &value) {
       return error(value.loc, std::string("attribute '") + attr.name +
                                   "' takes a list of integers '[...]'");
     return parseDims(value.listValue);
+  case SurfaceAttrKind::ElementType: {
+    std::optional<DType> dtype = tok().is(TokenKind::Identifier)
+                                     ? dtypeFromSource(tok().text)
+                                     : std::nullopt;
+    if (!dtype)
+      return error(value.loc, std::string("attribute '") + attr.name +
+                                  "' takes an element type (" +
+                                  elementTypeNames() + "), got '" +
+                                  tok().text + "'");
+    value.dtypeValue = *dtype;
+    consume();
+    return true;
+  }
   }
   return false;
 }

@@ -13,6 +13,7 @@
     import kina.numpy as knp                # Python as a frontend
     step = kina.jit(f); step(params, x)     # traced to .kina, compiled
     kina.grad(loss)(params, x)              # the language's reverseMode
+    kina.to_bf16(x), kina.from_bf16(words)  # BF16 tensors as uint16 words
 """
 
 import collections
@@ -24,6 +25,7 @@ from . import _kina
 from . import cache as _cache
 from . import cost as _cost
 from . import devices as _devices
+from .bfloat16 import from_bf16, to_bf16
 from .cost import Alternative, Cost, Remark, Traffic
 from .devices import DeviceError, SimulationResult
 from .files import atomic_writer
@@ -33,6 +35,7 @@ __all__ = ["Alternative", "CompileError", "Cost", "DeviceError",
            "GradientCheckError", "Module", "Param", "Remark", "Signature",
            "SimulationResult", "Traffic",
            "TraceError", "Traced", "check", "check_grads", "compile", "compile_file",
+           "from_bf16", "to_bf16",
            "grad", "jit", "load", "sharding", "show_sharding", "tree_flatten", "tree_leaves", "tree_map",
            "tree_structure", "tree_unflatten", "trees",
            "value_and_grad", "with_sharding_constraint"]

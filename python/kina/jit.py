@@ -24,7 +24,7 @@ import numpy as np
 
 from . import trees
 from .sharding import NamedSharding
-from .tracing import (ELEMENT_TYPES, FunctionTrace, ProgramTrace, TraceError,
+from .tracing import (ELEMENT_TYPES, FLOAT_TYPES, FunctionTrace, ProgramTrace, TraceError,
                       Traced, current_function, located, tracing, type_text)
 
 __all__ = ["jit", "grad", "value_and_grad", "with_sharding_constraint",
@@ -64,9 +64,9 @@ def _abstract(leaf, describe):
                         "static_argnums)" % (describe(),
                                              type(leaf).__name__))
     if leaf.dtype not in ELEMENT_TYPES:
-        raise TypeError("%s has dtype %s; Kina's are float32, int32 and "
-                        "int64 (x.astype(np.float32))" % (describe(),
-                                                          leaf.dtype))
+        raise TypeError("%s has dtype %s; Kina's are float32, float64, "
+                        "float16, uint16 (BF16 words), int32 and int64 "
+                        "(x.astype(np.float32))" % (describe(), leaf.dtype))
     if 0 in leaf.shape:
         raise ValueError("%s has shape %s: Kina's dims are positive" %
                          (describe(), list(leaf.shape)))
@@ -638,8 +638,8 @@ class _Gradient:
             # again at each call: its closure may hold other values then.
             if not definition[2]:
                 program.gradients[key] = definition
-        gradient_name, wrt, captured = definition
-        results = [((), np.dtype(np.float32), None)] + [
+        gradient_name, wrt, captured, value_dtype = definition
+        results = [((), value_dtype, None)] + [
             (values[i].shape, values[i].dtype, values[i].placement)
             for i in wrt]
         out = caller.emit_call(gradient_name, [v for v, is_array in zip(
@@ -674,10 +674,9 @@ class _Gradient:
                 raise located("kina.grad: %s is a %s, not an array: it "
                               "has no gradient" % (
                                   what, type(values[k]).__name__))
-            if values[k].dtype != np.dtype(np.float32):
+            if values[k].dtype not in FLOAT_TYPES:
                 raise located("kina.grad: %s is %s; gradients are taken of "
-                              "float32 arrays only" % (what,
-                                                       values[k].dtype))
+                              "float arrays only" % (what, values[k].dtype))
         function = FunctionTrace(program, program.function_name(
             getattr(self.f, "__name__", "f")), self.f, differentiated=True,
             caller=caller)
@@ -690,10 +689,10 @@ class _Gradient:
             if isinstance(out, Traced):
                 out = function.local(out)
         if (not isinstance(out, Traced) or
-                out.shape != () or out.dtype != np.dtype(np.float32)):
+                out.shape != () or out.dtype not in FLOAT_TYPES):
             raise located(
-                "kina.grad: %s must return one float32 scalar (the language's "
-                "reverseMode differentiates an F32 scalar here), got %r" % (
+                "kina.grad: %s must return one float scalar (the language's "
+                "reverseMode differentiates a float scalar here), got %r" % (
                     function.name, out))
         function.results = [(out, None, None)]
         program.functions.append(function)
@@ -707,11 +706,11 @@ class _Gradient:
                 gradient_name, function.name,
                 ", ".join(params[k].name for k in wrt)))
         return gradient_name, wrt, [outer for outer, _ in
-                                    function.captures.values()]
+                                    function.captures.values()], out.dtype
 
 
 def grad(f, argnums=0, has_aux=False):
-    """The gradient of `f` (returning an F32 scalar) with respect to the
+    """The gradient of `f` (returning a float scalar) with respect to the
     arguments `argnums` (an int: that argument's tree of gradients; a
     tuple: a tuple of them), by the language's reverseMode."""
     _no_aux(has_aux)

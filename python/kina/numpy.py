@@ -9,20 +9,26 @@ Each function writes the language's op (`x @ w` is `@`, `knp.where` is
 `where`, a select) or a composition of them (`keepdims=False` is a
 reshape, a reduction over several axes one per axis, a NumPy broadcast
 an explicit `broadcast[shape=...]`), so the compiler sees nothing it
-does not see in a `.kina` program. Python scalars are F32 literals.
-Comparisons give F32 masks (1.0 / 0.0), as the language's do.
+does not see in a `.kina` program. Python scalars are the language's
+weak literals: of the float type of what they meet, F32 alone.
+Comparisons give masks (1.0 / 0.0) of their operands' type, as the
+language's do. `x.astype(knp.float64)` is the language's cast; BF16 values
+are traced as their words (`knp.bfloat16`, NumPy's uint16).
 """
 
 import builtins
 
 import numpy as np
 
-from .tracing import ELEMENT_TYPES, Traced, current_function, located
+from .tracing import (ELEMENT_TYPES, FLOAT_TYPES, Traced, current_function,
+                      located)
 
-float32, int32, int64 = np.float32, np.int32, np.int64
+float32, float64, float16 = np.float32, np.float64, np.float16
+int32, int64 = np.int32, np.int64
 
 __all__ = [
-    "float32", "int32", "int64",
+    "bfloat16", "float16", "float32", "float64", "int32", "int64",
+    "astype",
     "abs", "add", "broadcast_to", "clip", "concatenate", "divide", "equal",
     "exp", "expand_dims", "full", "greater", "greater_equal", "less",
     "less_equal", "log", "log_softmax", "matmul", "max", "maximum", "mean",
@@ -32,17 +38,23 @@ __all__ = [
     "where", "zeros", "zeros_like"]
 
 _F32 = np.dtype(np.float32)
+# BF16 values are traced as their 16-bit words, as the ABI passes them:
+# `x.astype(knp.bfloat16)`.
+bfloat16 = np.dtype(np.uint16)
 
 
 class _Literal:
-    """A Python or NumPy scalar: an F32 literal of rank 0."""
+    """A Python or NumPy scalar: a literal of rank 0, which takes the float
+    type of the values it meets (the language's weak literals), F32
+    alone."""
 
     shape = ()
     dtype = _F32
     placement = None
 
     def __init__(self, value):
-        self.value = np.float32(value)
+        # As a double: the language rounds it once to the type it takes.
+        self.value = float(value)
 
     @property
     def name(self):
@@ -114,17 +126,18 @@ def _same_dtype(what, *values):
                           what, " and ".join(sorted(ELEMENT_TYPES[d]
                                                     for d in dtypes))))
     dtype = dtypes.pop() if dtypes else _F32
-    if dtype != _F32 and any(isinstance(v, _Literal) for v in values):
+    if dtype not in FLOAT_TYPES and any(isinstance(v, _Literal)
+                                        for v in values):
         raise located("%s: a Python scalar with an %s tensor (the "
-                      "language's literals are F32)" %
+                      "language's literals are floats)" %
                       (what, ELEMENT_TYPES[dtype]))
     return dtype
 
 
 def _require_float(what, *values):
     for v in values:
-        if v.dtype != _F32:
-            raise located("%s takes F32 values, got %s" %
+        if v.dtype not in FLOAT_TYPES:
+            raise located("%s takes float values, got %s" %
                           (what, ELEMENT_TYPES[v.dtype]))
 
 
@@ -132,9 +145,14 @@ def _dims(shape):
     return "[%s]" % ", ".join(map(str, shape))
 
 
-def _broadcast_to(function, x, shape):
-    """`x` as a value of `shape` (NumPy's rules), a name or a literal."""
+def _broadcast_to(function, x, shape, dtype=_F32):
+    """`x` as a value of `shape` (NumPy's rules), a name or a literal; a
+    literal of float `dtype` (each traced op is its own statement, where
+    the language's literal would be F32)."""
     shape = tuple(shape)
+    if isinstance(x, _Literal) and dtype != _F32:
+        x = function.emit("cast(%s, to=%s)" % (x.name, ELEMENT_TYPES[dtype]),
+                          (), dtype)
     if x.shape == shape:
         return x
     return function.emit("broadcast[shape=%s] %s" % (_dims(shape), x.name),
@@ -157,7 +175,8 @@ def _elementwise(what, token, a, b, float_only=False):
         _require_float(what, a, b)
     dtype = _same_dtype(what, a, b)
     shape = _common_shape(what, a, b)
-    a, b = _broadcast_to(function, a, shape), _broadcast_to(function, b, shape)
+    a, b = (_broadcast_to(function, a, shape, dtype),
+            _broadcast_to(function, b, shape, dtype))
     return function.emit("%s %s %s" % (a.name, token, b.name), shape,
                          dtype)
 
@@ -182,7 +201,7 @@ def _comparison(what, token):
     def compare(a, b):
         return _elementwise(what, token, a, b, float_only=True)
     compare.__name__ = what
-    compare.__doc__ = ("`a %s b` as an F32 mask: 1.0 where it holds, 0.0 "
+    compare.__doc__ = ("`a %s b` as a mask of the operands' type: 1.0 where it holds, 0.0 "
                        "elsewhere (NaN compares false)" % token)
     return compare
 
@@ -231,11 +250,12 @@ def _binary_call(op):
         function = _function_of(a, b)
         a, b = _operand(a, function), _operand(b, function)
         _require_float(op, a, b)
+        dtype = _same_dtype(op, a, b)
         shape = _common_shape(op, a, b)
-        a, b = (_broadcast_to(function, a, shape),
-                _broadcast_to(function, b, shape))
+        a, b = (_broadcast_to(function, a, shape, dtype),
+                _broadcast_to(function, b, shape, dtype))
         return function.emit("%s(%s, %s)" % (op, a.name, b.name), shape,
-                             _F32)
+                             dtype)
     apply.__name__ = op
     apply.__doc__ = ("The language's `%s`, with NumPy broadcasting (NaN "
                      "propagates)." % op)
@@ -252,10 +272,11 @@ def where(condition, x, y):
     function = _function_of(condition, x, y)
     values = [_operand(v, function) for v in (condition, x, y)]
     _require_float("where", *values)
+    dtype = _same_dtype("where", *values)
     shape = _common_shape("where", *values)
-    c, a, b = (_broadcast_to(function, v, shape) for v in values)
+    c, a, b = (_broadcast_to(function, v, shape, dtype) for v in values)
     return function.emit("where(%s, %s, %s)" % (c.name, a.name, b.name),
-                         shape, _F32)
+                         shape, dtype)
 
 
 def _axes(what, x, axis):
@@ -278,7 +299,8 @@ def _reduce(op, x, axis, keepdims):
     axes = _axes(op, x, axis)
     for a in axes:
         shape = x.shape[:a] + (1,) + x.shape[a + 1:]
-        x = function.emit("%s(%s, axis=%d)" % (op, x.name, a), shape, _F32)
+        x = function.emit("%s(%s, axis=%d)" % (op, x.name, a), shape,
+                          x.dtype)
     if keepdims:
         return x
     return reshape(x, tuple(d for i, d in enumerate(x.shape)
@@ -324,7 +346,7 @@ def _softmax(op):
         function, x = _call(op, x)
         (a,) = _axes(op, x, axis)
         return function.emit("%s(%s, axis=%d)" % (op, x.name, a), x.shape,
-                             _F32)
+                             x.dtype)
     apply.__name__ = op
     return apply
 
@@ -414,6 +436,7 @@ def matmul(a, b):
     function = _function_of(a, b)
     a, b = _operand(a, function), _operand(b, function)
     _require_float("matmul", a, b)
+    _same_dtype("matmul", a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise located("matmul: a scalar operand (shapes %s and %s); use *" %
                       (list(a.shape), list(b.shape)))
@@ -433,7 +456,7 @@ def matmul(a, b):
     a = _broadcast_to(function, a, batch + a.shape[-2:])
     b = _broadcast_to(function, b, batch + b.shape[-2:])
     shape = batch + (a.shape[-2], b.shape[-1])
-    result = function.emit("%s @ %s" % (a.name, b.name), shape, _F32)
+    result = function.emit("%s @ %s" % (a.name, b.name), shape, a.dtype)
     if vector_lhs or vector_rhs:
         result = reshape(result, shape[:-2] +
                          (() if vector_lhs else shape[-2:-1]) +
@@ -449,7 +472,7 @@ def take(a, indices, axis=None):
     function = _function_of(a, indices)
     a, indices = _operand(a, function), _operand(indices, function)
     _require_float("take", a)
-    if isinstance(indices, _Literal) or indices.dtype == _F32:
+    if isinstance(indices, _Literal) or indices.dtype in FLOAT_TYPES:
         raise located("take: the indices must be a traced I32 or I64 array")
     if axis is None:
         a, axis = reshape(a, (a.size,)), 0
@@ -458,7 +481,7 @@ def take(a, indices, axis=None):
                                           if i != axis))
     rest = moved.shape[1:]
     gathered = function.emit("gather %s %s" % (moved.name, indices.name),
-                             indices.shape + rest, _F32)
+                             indices.shape + rest, a.dtype)
     # gathered: ids dims, then a's dims before `axis`, then those after.
     k = indices.ndim
     order = (tuple(range(k, k + axis)) + tuple(range(k)) +
@@ -470,7 +493,7 @@ def one_hot(indices, num_classes):
     """F32 rows of `num_classes` with 1.0 at each index (a row of zeros
     for an index outside [0, num_classes)), as jax.nn.one_hot."""
     function, x = _call("one_hot", indices, float_only=False)
-    if x.dtype == _F32:
+    if x.dtype in FLOAT_TYPES:
         raise located("one_hot: the indices must be I32 or I64")
     return function.emit("one_hot(%s, classes=%d)" % (x.name, num_classes),
                          x.shape + (int(num_classes),), _F32)
@@ -509,16 +532,19 @@ def stack(arrays, axis=0):
 
 
 def full(shape, fill_value, dtype=np.float32):
-    if np.dtype(dtype) != _F32:
-        raise located("full: only F32 constants (the language's literals)")
+    dtype = np.dtype(dtype)
+    if dtype not in FLOAT_TYPES:
+        raise located("full: only float constants (the language's "
+                      "literals), not %s" % dtype)
     function = _function_of()
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    value = _Literal(fill_value)
+    value = _Literal(fill_value).name
+    if dtype != _F32:  # the literal in that type, rounded once
+        value = "(cast(%s, to=%s))" % (value, ELEMENT_TYPES[dtype])
     if not shape:
-        return function.emit(value.name, (), _F32)
-    return function.emit("broadcast[shape=%s] %s" % (_dims(shape),
-                                                     value.name),
-                         shape, _F32)
+        return function.emit(value, (), dtype)
+    return function.emit("broadcast[shape=%s] %s" % (_dims(shape), value),
+                         shape, dtype)
 
 
 def zeros(shape, dtype=np.float32):
@@ -538,13 +564,19 @@ def ones_like(x):
 
 
 def astype(x, dtype):
-    """`x` itself when it has `dtype`; the language has no conversion
-    between element types yet."""
-    if np.dtype(dtype) == x.dtype:
+    """`x` converted to float type `dtype` (the language's cast: rounded to
+    nearest even, once; `knp.bfloat16` for BF16); `x` itself when it has
+    `dtype` already."""
+    dtype = np.dtype(dtype)
+    function, x = _call("astype", x, float_only=False)
+    if dtype == x.dtype:
         return x
-    raise located("astype(%s): the language has no conversion between "
-                  "element types yet (it has F32, I32 and I64; conversions "
-                  "arrive with BF16/F16/F64)" % np.dtype(dtype).name)
+    if dtype not in FLOAT_TYPES:
+        raise located("astype(%s): the language casts to float types only "
+                      "(float32, float64, float16, knp.bfloat16)" %
+                      dtype.name)
+    return function.emit("cast(%s, to=%s)" % (x.name, ELEMENT_TYPES[dtype]),
+                         x.shape, dtype)
 
 
 def getitem(x, key):

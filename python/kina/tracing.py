@@ -30,8 +30,13 @@ _EXPORTED_NAMES = ("module_signature", "get_num_threads", "set_num_threads")
 _NUMPY_FILES = (os.path.dirname(np.__file__) + os.sep,
                 "<__array_function__ internals>")
 
+# NumPy has no bfloat16: a BF16 value is traced, passed and returned as its
+# 16-bit words (uint16), as the ABI passes it.
 ELEMENT_TYPES = {np.dtype(np.float32): "F32", np.dtype(np.int32): "I32",
-                 np.dtype(np.int64): "I64"}
+                 np.dtype(np.int64): "I64", np.dtype(np.float64): "F64",
+                 np.dtype(np.float16): "F16", np.dtype(np.uint16): "BF16"}
+FLOAT_TYPES = frozenset(d for d, name in ELEMENT_TYPES.items()
+                        if name.startswith(("F", "BF")))
 
 
 class TraceError(Exception):

@@ -21,8 +21,8 @@ __all__ = ["flatten", "unflatten", "keystr", "leaf_name", "tree_flatten",
 
 # Types that are always leaves (a cached call flattens its arguments on
 # every call: these skip the container checks).
-_LEAF_TYPES = frozenset((np.ndarray, np.float32, np.int32, np.int64, float,
-                         int))
+_LEAF_TYPES = frozenset((np.ndarray, np.float32, np.float64, np.float16,
+                         np.uint16, np.int32, np.int64, float, int))
 
 
 def _sorted_keys(d):

@@ -245,8 +245,8 @@ def test_jax_habits():
     for _ in range(2):
         np.testing.assert_array_equal(product(x, x), x * x)
     assert product.trace_count == 1
-    with pytest.raises(TypeError, match="the argument b has dtype float64"):
-        product(x, x.astype(np.float64))
+    with pytest.raises(TypeError, match="the argument b has dtype int8"):
+        product(x, x.astype(np.int8))
     # Arrays are immutable; a value kept from a finished trace is named.
     with pytest.raises(kina.TraceError, match="immutable.*knp.where"):
         kina.jit(lambda a: a.__setitem__(0, 1.0))(x)
@@ -486,8 +486,8 @@ def test_two_axes_on_one_dim_get_the_language_error():
 
 def test_argument_errors():
     f = kina.jit(lambda p: p["x"] * 2.0)
-    with pytest.raises(TypeError, match=r"p\['x'\] has dtype float64"):
-        f({"x": np.zeros(3)})
+    with pytest.raises(TypeError, match=r"p\['x'\] has dtype int8"):
+        f({"x": np.zeros(3, np.int8)})
     compiled = f.lower({"x": normal(3)}).compile()
     with pytest.raises(ValueError, match=r"structure differs"):
         compiled({"x": normal(3), "y": normal(3)})
@@ -504,9 +504,9 @@ def test_unsupported_requests_are_located_errors():
         kina.grad(grad_of_grad)(normal(3))
     with pytest.raises(kina.TraceError, match="has_aux"):
         kina.grad(regression_loss, has_aux=True)
-    with pytest.raises(kina.TraceError, match="no conversion"):
+    with pytest.raises(kina.TraceError, match="casts to float types only"):
         kina.jit(lambda x: x.astype(np.int32))(normal(3))
     with pytest.raises(kina.TraceError, match=r"shapes \[3\] and \[4\]"):
         kina.jit(lambda x, y: x + y)(normal(3), normal(4))
-    with pytest.raises(kina.TraceError, match="one float32 scalar"):
+    with pytest.raises(kina.TraceError, match="one float scalar"):
         kina.grad(lambda x: x * x)(normal(3))

@@ -2,7 +2,8 @@
 with a random cotangent seed (a result of rank > 0) or a rank-0 loss, and
 G = reverseMode(F, wrt=[...]); G's value and gradients equal PyTorch's
 float64 autograd on the same algebra within 1e-4 relative per tensor
-(docs/design.md, "Reverse mode"). One module holds every case."""
+(docs/design.md, "Reverse mode"), and within 1e-11 when the same program
+is written in F64. One module per element type holds every case."""
 
 import re
 
@@ -77,11 +78,12 @@ fn math(x: Tensor[F32, [2, 3], @host], y: Tensor[F32, [2, 3], @host]) -> Tensor[
 }""", lambda x, y: torch.exp(y) + torch.log(x) * torch.sqrt(x)
         + torch.rsqrt(x) - torch.tanh(y),
         [((2, 3), "p"), ((2, 3), "f")], (2, 3), [0, 1]),
-    # A mean cross-entropy through one_hot and log_softmax: rank 0, seed 1;
+    # A mean cross-entropy through one_hot (F32 masks, cast to the F64
+    # variant's type there) and log_softmax: rank 0, seed 1;
     # no gradient flows to the ids.
     "cross_entropy": ("""
 fn xent(logits: Tensor[F32, [2, 3, 5], @host], targets: Tensor[I64, [2, 3], @host]) -> Tensor[F32, [], @host] {
-  nll = -sum(one_hot(targets, classes=5) * log_softmax(logits, axis=2), axis=2)
+  nll = -sum(one_hot(targets, classes=5).cast(to=F32) * log_softmax(logits, axis=2), axis=2)
   return reshape(mean(mean(nll, axis=1), axis=0), [])
 }""", lambda logits, targets: torch.nn.functional.cross_entropy(
         logits.reshape(6, 5), targets.reshape(6)),
@@ -119,15 +121,25 @@ def module():
     return kina.compile(program(), "reverse_mode.kina")
 
 
-def make(shape, kind, rng):
+# Each case's element type: its NumPy dtype and the tolerance against
+# float64 autograd (F64 computes what torch does, in another order).
+ELEMENT_TYPES = {"F32": (np.float32, 1e-4), "F64": (np.float64, 1e-11)}
+
+
+@pytest.fixture(scope="module")
+def f64_module():
+    return kina.compile(program().replace("F32", "F64"), "reverse_mode_f64.kina")
+
+
+def make(shape, kind, rng, dtype=np.float32):
     if kind.startswith("ids:"):
         # Every id at least twice where there is room: repeated rows add.
         n = int(kind.split(":")[1])
         return rng.integers(0, min(n, max(1, int(np.prod(shape)) // 2)),
                             shape).astype(np.int64)
     if kind == "ties":
-        return rng.integers(-2, 3, shape).astype(np.float32)
-    x = rng.standard_normal(shape).astype(np.float32)
+        return rng.integers(-2, 3, shape).astype(dtype)
+    x = rng.standard_normal(shape).astype(dtype)
     return np.abs(x) + 0.5 if kind == "p" else x
 
 
@@ -138,13 +150,17 @@ def close(got, want, tol=1e-4):
         tol * scale, (got, want)
 
 
+@pytest.mark.parametrize("element", list(ELEMENT_TYPES))
 @pytest.mark.parametrize("name", list(CASES))
-def test_gradients_equal_torch_autograd(module, name):
+def test_gradients_equal_torch_autograd(request, name, element):
+    module = request.getfixturevalue(
+        "module" if element == "F32" else "f64_module")
+    dtype, tol = ELEMENT_TYPES[element]
     source, torch_fn, params, result_shape, wrt = CASES[name]
     rng = np.random.default_rng(sum(map(ord, name)))
-    args = [make(shape, kind, rng) for shape, kind in params]
+    args = [make(shape, kind, rng, dtype) for shape, kind in params]
     seed = (None if result_shape is None else
-            rng.standard_normal(result_shape).astype(np.float32))
+            rng.standard_normal(result_shape).astype(dtype))
     outputs = getattr(module, FUNCTION[name] + "_grad")(
         *(args + ([] if seed is None else [seed])))
     value, gradients = outputs[0], outputs[1:]
@@ -158,10 +174,12 @@ def test_gradients_equal_torch_autograd(module, name):
         reference.backward()
     else:
         reference.backward(torch.tensor(seed, dtype=torch.float64))
-    close(value, reference.detach().numpy())
+    assert value.dtype == dtype
+    close(value, reference.detach().numpy(), tol)
     for position, gradient in zip(wrt, gradients):
         assert gradient.shape == args[position].shape
-        close(gradient, tensors[position].grad.numpy())
+        assert gradient.dtype == args[position].dtype
+        close(gradient, tensors[position].grad.numpy(), tol)
 
 
 def test_a_parameter_that_does_not_reach_the_result_gets_zeros():

@@ -42,9 +42,26 @@ static void fill(void *buffer, const mlir::kina::TensorSignature &tensor) {
   int64_t count = tensor.numElements();
   const mlir::kina::DTypeInfo &info = mlir::kina::dtypeInfo(tensor.dtype);
   if (info.isFloat) {
-    auto *data = static_cast<float *>(buffer);
-    for (int64_t i = 0; i < count; ++i)
-      data[i] = float((i * 7919) % 17 - 8) / 8.0f;
+    // Eighths in [-1, 1]: exact in every float type.
+    for (int64_t i = 0; i < count; ++i) {
+      float value = float((i * 7919) % 17 - 8) / 8.0f;
+      switch (tensor.dtype) {
+      case mlir::kina::DType::F64:
+        static_cast<double *>(buffer)[i] = value;
+        break;
+      case mlir::kina::DType::F16:
+        static_cast<_Float16 *>(buffer)[i] = _Float16(value);
+        break;
+      case mlir::kina::DType::BF16: { // the upper half of the float's bits
+        uint32_t bits;
+        std::memcpy(&bits, &value, sizeof bits);
+        static_cast<uint16_t *>(buffer)[i] = uint16_t(bits >> 16);
+        break;
+      }
+      default:
+        static_cast<float *>(buffer)[i] = value;
+      }
+    }
     return;
   }
   bool wide = info.bytes == sizeof(int64_t);

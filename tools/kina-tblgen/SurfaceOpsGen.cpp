@@ -25,6 +25,8 @@ static StringRef attrKind(const Operator &op,
     return "Int";
   if (storage == "::mlir::DenseI64ArrayAttr")
     return "IntList";
+  if (storage == "::mlir::TypeAttr")
+    return "ElementType";
   PrintFatalError(op.getLoc(), "kina-tblgen: attribute '" + attr.name +
                                    "' has a storage type the frontend "
                                    "cannot write: " +

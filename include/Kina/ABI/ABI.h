@@ -42,7 +42,14 @@ enum kina_status {
 
 /* Element types and reductions, as the generated code names them to the
    collectives (the order of kina::DType). */
-enum kina_dtype { KINA_DTYPE_F32 = 0, KINA_DTYPE_I32 = 1, KINA_DTYPE_I64 = 2 };
+enum kina_dtype {
+  KINA_DTYPE_F32 = 0,
+  KINA_DTYPE_I32 = 1,
+  KINA_DTYPE_I64 = 2,
+  KINA_DTYPE_F64 = 3,
+  KINA_DTYPE_F16 = 4,
+  KINA_DTYPE_BF16 = 5
+};
 enum kina_reduction { KINA_REDUCE_SUM = 0, KINA_REDUCE_MAX = 1 };
 
 /* One device of an SPMD run, as its runner (the threaded simulator, or an

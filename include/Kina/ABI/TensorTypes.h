@@ -18,7 +18,7 @@
 
 namespace mlir::kina {
 
-enum class DType { F32, I32, I64 };
+enum class DType { F32, I32, I64, F64, F16, BF16 };
 
 struct DTypeInfo {
   DType dtype;
@@ -30,15 +30,24 @@ struct DTypeInfo {
   bool isFloat;
 };
 
+// NumPy has no bfloat16: BF16 tensors cross the ABI as their 16-bit words
+// (uint16), and C sees both 16-bit float types as uint16_t bits.
+
 inline constexpr DTypeInfo kDTypes[] = {
     {DType::F32, "f32", "F32", "float", "float32", 4, true},
     {DType::I32, "i32", "I32", "int32_t", "int32", 4, false},
     {DType::I64, "i64", "I64", "int64_t", "int64", 8, false},
+    {DType::F64, "f64", "F64", "double", "float64", 8, true},
+    {DType::F16, "f16", "F16", "uint16_t", "float16", 2, true},
+    {DType::BF16, "bf16", "BF16", "uint16_t", "uint16", 2, true},
 };
 
 static_assert(int(DType::F32) == KINA_DTYPE_F32 &&
                   int(DType::I32) == KINA_DTYPE_I32 &&
-                  int(DType::I64) == KINA_DTYPE_I64,
+                  int(DType::I64) == KINA_DTYPE_I64 &&
+                  int(DType::F64) == KINA_DTYPE_F64 &&
+                  int(DType::F16) == KINA_DTYPE_F16 &&
+                  int(DType::BF16) == KINA_DTYPE_BF16,
               "ABI.h numbers the dtypes as kina::DType does");
 
 inline const DTypeInfo &dtypeInfo(DType dtype) {
@@ -59,6 +68,14 @@ inline std::optional<DType> dtypeFromSource(std::string_view name) {
     if (info.sourceName == name)
       return info.dtype;
   return std::nullopt;
+}
+
+/// "f32, i32, i64, ...": every dtype's signature name, for diagnostics.
+inline std::string listDTypeNames() {
+  std::string names;
+  for (const DTypeInfo &info : kDTypes)
+    names += (names.empty() ? "" : ", ") + std::string(info.name);
+  return names;
 }
 
 /// The most elements a tensor may have (see ABI.h).

@@ -91,12 +91,22 @@ def Kina_MeshOp : Op<Kina_Dialect, "mesh",
 // Constants
 //===----------------------------------------------------------------------===//
 
+// A float of any of the language's widths; its type is the constant's
+// element type.
+def Kina_FloatAttr : Attr<CPred<"::llvm::isa<::mlir::FloatAttr>($_self)">,
+                           "float attribute"> {
+  let storageType = [{ ::mlir::FloatAttr }];
+  let returnType = [{ ::llvm::APFloat }];
+  let convertFromStorage = [{ $_self.getValue() }];
+}
+
 def Kina_ConstantOp : Kina_Op<"constant", [ConstantLike,
                                            Kina_ResultPlacementIsFree],
                                [], ["flops"]> {
-  let summary = "rank-0 f32 constant";
+  let summary = "rank-0 float constant";
   let description = [{
-    A floating-point literal of the source. Combine it with a tensor through
+    A floating-point literal of the source, of the value's element type
+    (f32, f64, f16 or bf16). Combine it with a tensor through
     `kina.broadcast`. Its placement is `@host`, or `@replicated` inside a
     mesh-placed function.
 
@@ -104,9 +114,10 @@ def Kina_ConstantOp : Kina_Op<"constant", [ConstantLike,
     %half = kina.constant 5.000000e-01 : !kina.tensor<f32, @host>
     ```
   }];
-  let arguments = (ins F32Attr:$value);
+  let arguments = (ins Kina_FloatAttr:$value);
   let results = (outs Kina_Tensor:$result);
-  let assemblyFormat = "$value attr-dict `:` type($result)";
+  // The value's type is the result's element type, written once.
+  let hasCustomAssemblyFormat = 1;
   let hasFolder = 1;
 }
 
@@ -454,6 +465,29 @@ def Kina_AbsOp : Kina_UnaryMathOp<"abs", "absolute value",
 def Kina_ReluOp : Kina_UnaryMathOp<"relu", "rectified linear unit",
     "`max(x, 0)`; its derivative is 1 above 0 and 0 elsewhere, 0 at 0 "
     "included (PyTorch's)">;
+
+def Kina_CastOp : Kina_Op<"cast", [Kina_Elementwise]> {
+  let summary = "elementwise conversion to another element type";
+  let description = [{
+    Every element converted to the float type `to` (f32, f64, f16, bf16)
+    and rounded to nearest even: the float operand's value, or an integer
+    operand's. Casts between floats are exact when widening and round
+    once when narrowing (f64 to f16 or bf16 too: through f32 rounded to
+    odd, which rounds as one step would). Overflow gives inf and NaN stays
+    NaN, as IEEE says. The cotangent of a float operand is the result's
+    cotangent cast back; an integer operand gets none.
+
+    ```mlir
+    %h = kina.cast %x to bf16 : !kina.tensor<4xf32, @host> -> !kina.tensor<4xbf16, @host>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$input, TypeAttr:$to);
+  let results = (outs Kina_Tensor:$result);
+  let assemblyFormat = [{
+    $input `to` $to attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Reverse mode

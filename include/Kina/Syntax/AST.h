@@ -60,12 +60,13 @@ struct MeshDecl {
   bool hasAxes = false;
 };
 
-/// An attribute value as written: `1`, `-2` or `[1, 4]`.
+/// An attribute value as written: `1`, `-2`, `[1, 4]` or `BF16`.
 struct AttrValue {
   SourceLoc loc;
   SurfaceAttrKind kind = SurfaceAttrKind::Int;
   int64_t intValue = 0;
   std::vector<int64_t> listValue;
+  DType dtypeValue = DType::F32;
 };
 
 struct Expr;

@@ -13,7 +13,7 @@
 
 namespace mlir::kina {
 
-enum class SurfaceAttrKind { Int, IntList };
+enum class SurfaceAttrKind { Int, IntList, ElementType };
 
 /// Bits of `SurfaceOp::forms`.
 enum SurfaceForm : unsigned {

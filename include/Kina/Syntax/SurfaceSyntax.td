@@ -54,6 +54,7 @@ def : KinaSurface<Kina_RsqrtOp, ["call"]>;
 def : KinaSurface<Kina_TanhOp, ["call"]>;
 def : KinaSurface<Kina_AbsOp, ["call"]>;
 def : KinaSurface<Kina_ReluOp, ["call"]>;
+def : KinaSurface<Kina_CastOp, ["attr", "call", "method"]>;
 def : KinaOperator<Kina_AddOp, "+">;
 def : KinaOperator<Kina_SubOp, "-">;
 def : KinaOperator<Kina_MulOp, "*">;

@@ -91,6 +91,22 @@ def ApproximateMathPass : Pass<"kina-approximate-math", "::mlir::func::FuncOp"> 
                            "::mlir::vector::VectorDialect"];
 }
 
+def NarrowFloatsPass : Pass<"kina-narrow-floats", "::mlir::func::FuncOp"> {
+  let summary = "f16 and bf16 arithmetic in f32, rounded after each op";
+  let description = [{
+    Every arith op on f16 or bf16 operands computes in f32 between an
+    `arith.extf` of its operands and an `arith.truncf` of its float
+    result: the same bits as the op in the 16-bit type, since f32 has more
+    than twice their precision plus two bits. (Upstream's
+    `arith-emulate-unsupported-floats` keeps a chain of such ops in f32
+    and rounds only at its end.) Then bf16's conversions become integer
+    code (upstream's bf16 expansion: a shift; round to nearest even, NaN
+    kept quiet): without AVX512_BF16 LLVM converts through a compiler-rt
+    call, and the `.so` links libc and libm only.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
   let summary = "Tile linalg.matmul for the caches and registers, vectorize";
   let description = [{

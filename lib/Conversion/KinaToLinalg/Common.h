@@ -63,6 +63,22 @@ elementwiseGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
   return parallelGeneric(b, loc, resultType, inputs, maps, body);
 }
 
+/// Whether `type` is a 16-bit float (f16, bf16), whose matmuls,
+/// reductions, softmax and math functions compute in f32 and round once.
+bool isNarrowFloat(Type type);
+
+/// The element type an op on `type` computes in: f32 for 16-bit floats,
+/// else `type`'s own.
+Type computeType(RankedTensorType type);
+
+/// `x` (a float or a signed integer) as float type `to`, rounded once to
+/// nearest even (kina.cast).
+Value convertScalar(OpBuilder &b, Location l, Value x, Type to);
+
+/// `tensor` with every element converted to `element` by convertScalar;
+/// `tensor` itself when it has that element type.
+Value convertTensor(OpBuilder &b, Location loc, Value tensor, Type element);
+
 /// Reassociation that merges the first `rank - keep` dims into one group
 /// and keeps the last `keep` dims as their own groups.
 inline SmallVector<ReassociationIndices> collapseLeading(int64_t rank,

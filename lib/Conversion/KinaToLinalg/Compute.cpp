@@ -2,7 +2,9 @@
 //
 // Matmul of any rank is a linalg (batch) matmul with the batch dims
 // collapsed into one; softmax is the max-subtracted form written as
-// reductions and generics; integer division is total (x / 0 = 0).
+// reductions and generics; integer division is total (x / 0 = 0). On
+// 16-bit floats, matmuls, reductions, softmax and the math functions
+// compute in f32 and round once; casts round to nearest even.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +37,18 @@ struct ConstantLowering : KinaPattern<ConstantOp> {
   }
 };
 
+struct CastLowering : KinaPattern<CastOp> {
+  using KinaPattern::KinaPattern;
+  LogicalResult
+  matchAndRewrite(CastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op,
+                       convertTensor(rewriter, op.getLoc(), adaptor.getInput(),
+                                     resultType(op).getElementType()));
+    return success();
+  }
+};
+
 struct MatmulLowering : KinaPattern<MatmulOp> {
   using KinaPattern::KinaPattern;
 
@@ -42,9 +56,17 @@ struct MatmulLowering : KinaPattern<MatmulOp> {
   matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = resultType(op);
+    RankedTensorType resultType = this->resultType(op);
+    // 16-bit operands widened, the product in f32, rounded once.
+    Type element = computeType(resultType);
+    RankedTensorType type = resultType.clone(element);
     int64_t rank = type.getRank();
-    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    Value lhs = convertTensor(rewriter, loc, adaptor.getLhs(), element);
+    Value rhs = convertTensor(rewriter, loc, adaptor.getRhs(), element);
+    auto replace = [&](Value product) {
+      rewriter.replaceOp(op, convertTensor(rewriter, loc, product,
+                                           resultType.getElementType()));
+    };
     auto zeroed = [&](RankedTensorType t) {
       return filledTensor(rewriter, loc, t,
                           rewriter.getZeroAttr(t.getElementType()));
@@ -55,7 +77,7 @@ struct MatmulLowering : KinaPattern<MatmulOp> {
           .getResult(0);
     };
     if (rank == 2) {
-      rewriter.replaceOp(op, matmul2d(lhs, rhs, type));
+      replace(matmul2d(lhs, rhs, type));
       return success();
     }
     // [b..., M, K] @ [b..., K, N]: one batch dim for linalg.batch_matmul.
@@ -79,7 +101,7 @@ struct MatmulLowering : KinaPattern<MatmulOp> {
     if (rank > 3)
       product =
           tensor::ExpandShapeOp::create(rewriter, loc, type, product, groups);
-    rewriter.replaceOp(op, product);
+    replace(product);
     return success();
   }
 };
@@ -93,11 +115,16 @@ template <typename Op> struct SoftmaxLowering : KinaPattern<Op> {
   matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = this->resultType(op);
+    RankedTensorType resultType = this->resultType(op);
+    Type f32 = computeType(resultType);
+    RankedTensorType type = resultType.clone(f32);
     int64_t axis = op.getAxis();
-    Value input = adaptor.getInput();
-    Type f32 = type.getElementType();
+    Value input = convertTensor(rewriter, loc, adaptor.getInput(), f32);
     MLIRContext *context = rewriter.getContext();
+    auto replace = [&](Value result) {
+      rewriter.replaceOp(op, convertTensor(rewriter, loc, result,
+                                           resultType.getElementType()));
+    };
 
     SmallVector<int64_t> reducedShape;
     SmallVector<AffineExpr> reducedExprs;
@@ -140,24 +167,21 @@ template <typename Op> struct SoftmaxLowering : KinaPattern<Op> {
                           return arith::AddFOp::create(b, l, args[0], args[1]);
                         });
     if constexpr (isLog) {
-      rewriter.replaceOp(
-          op, parallelGeneric(
-                  rewriter, loc, type, ValueRange{input, max, sums},
-                  {identity, reducedMap, reducedMap},
-                  [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                    Value shifted = arith::SubFOp::create(b, l, args[0], args[1]);
-                    return arith::SubFOp::create(
-                        b, l, shifted, math::LogOp::create(b, l, args[2]));
-                  }));
+      replace(parallelGeneric(
+          rewriter, loc, type, ValueRange{input, max, sums},
+          {identity, reducedMap, reducedMap},
+          [](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value shifted = arith::SubFOp::create(b, l, args[0], args[1]);
+            return arith::SubFOp::create(b, l, shifted,
+                                         math::LogOp::create(b, l, args[2]));
+          }));
       return success();
     }
-    rewriter.replaceOp(
-        op,
-        parallelGeneric(rewriter, loc, type, ValueRange{exps, sums},
-                        {identity, reducedMap},
-                        [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                          return arith::DivFOp::create(b, l, args[0], args[1]);
-                        }));
+    replace(parallelGeneric(
+        rewriter, loc, type, ValueRange{exps, sums}, {identity, reducedMap},
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return arith::DivFOp::create(b, l, args[0], args[1]);
+        }));
     return success();
   }
 };
@@ -296,10 +320,12 @@ template <typename Op> struct AxisReductionLowering : KinaPattern<Op> {
   matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = this->resultType(op);
-    auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+    RankedTensorType resultType = this->resultType(op);
+    Type f32 = computeType(resultType);
+    RankedTensorType type = resultType.clone(f32);
+    Value source = convertTensor(rewriter, loc, adaptor.getInput(), f32);
+    auto input = cast<RankedTensorType>(source.getType());
     int64_t axis = op.getAxis();
-    Type f32 = type.getElementType();
     SmallVector<int64_t> reducedShape;
     for (auto [d, dim] : llvm::enumerate(input.getShape()))
       if (int64_t(d) != axis)
@@ -310,7 +336,7 @@ template <typename Op> struct AxisReductionLowering : KinaPattern<Op> {
         f32, isMax ? -std::numeric_limits<float>::infinity() : 0.0);
     Value reduced =
         linalg::ReduceOp::create(
-            rewriter, loc, ValueRange{adaptor.getInput()},
+            rewriter, loc, ValueRange{source},
             ValueRange{filledTensor(rewriter, loc, reducedType, init)},
             ArrayRef<int64_t>{axis},
             [&](OpBuilder &b, Location l, ValueRange args) {
@@ -343,24 +369,30 @@ template <typename Op> struct AxisReductionLowering : KinaPattern<Op> {
       else
         groups[axis - 1].push_back(axis);
     }
-    rewriter.replaceOp(op, tensor::ExpandShapeOp::create(
-                               rewriter, loc, type, reduced, groups));
+    Value expanded =
+        tensor::ExpandShapeOp::create(rewriter, loc, type, reduced, groups);
+    rewriter.replaceOp(op, convertTensor(rewriter, loc, expanded,
+                                         resultType.getElementType()));
     return success();
   }
 };
 
-/// exp, log, sqrt, rsqrt, tanh: the math dialect's op on every element.
+/// exp, log, sqrt, rsqrt, tanh, abs: the math dialect's op on every
+/// element (of a 16-bit float: in f32, rounded once).
 template <typename Op, typename MathOp>
 struct UnaryMathLowering : KinaPattern<Op> {
   using KinaPattern<Op>::KinaPattern;
   LogicalResult
   matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = this->resultType(op);
+    Type element = type.getElementType(), compute = computeType(type);
     rewriter.replaceOp(
         op, elementwiseGeneric(
-                rewriter, op.getLoc(), this->resultType(op), adaptor.getInput(),
-                [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                  return MathOp::create(b, l, args[0]);
+                rewriter, op.getLoc(), type, adaptor.getInput(),
+                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  Value x = convertScalar(b, l, args[0], compute);
+                  return convertScalar(b, l, MathOp::create(b, l, x), element);
                 }));
     return success();
   }
@@ -370,33 +402,29 @@ struct UnaryMathLowering : KinaPattern<Op> {
 
 void mlir::kina::populateKinaComputeToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<ConstantLowering, MatmulLowering, SoftmaxLowering<SoftmaxOp>,
-               SoftmaxLowering<LogSoftmaxOp>, OneHotLowering,
-               ScalarLowering<NegOp, negate>,
-               ScalarLowering<EqualOp, compareMask<arith::CmpFPredicate::OEQ>>,
-               ScalarLowering<LessOp, compareMask<arith::CmpFPredicate::OLT>>,
-               ScalarLowering<LessEqualOp,
-                              compareMask<arith::CmpFPredicate::OLE>>,
-               ScalarLowering<GreaterOp, compareMask<arith::CmpFPredicate::OGT>>,
-               ScalarLowering<GreaterEqualOp,
-                              compareMask<arith::CmpFPredicate::OGE>>,
-               ScalarLowering<SelectOp, selectByMask>,
-               ScalarLowering<ReluOp, relu>,
-               ElementwiseLowering<MaximumOp, arith::MaximumFOp, arith::MaxSIOp>,
-               ElementwiseLowering<MinimumOp, arith::MinimumFOp, arith::MinSIOp>,
-               ElementwiseLowering<AddOp, arith::AddFOp, arith::AddIOp>,
-               ElementwiseLowering<SubOp, arith::SubFOp, arith::SubIOp>,
-               ElementwiseLowering<MulOp, arith::MulFOp, arith::MulIOp>,
-               ElementwiseLowering<DivOp, arith::DivFOp, arith::DivSIOp>,
-               AxisReductionLowering<SumOp>, AxisReductionLowering<MeanOp>,
-               AxisReductionLowering<MaxOp>,
-               UnaryMathLowering<ExpOp, math::ExpOp>,
-               UnaryMathLowering<LogOp, math::LogOp>,
-               UnaryMathLowering<SqrtOp, math::SqrtOp>,
-               UnaryMathLowering<RsqrtOp, math::RsqrtOp>,
-               UnaryMathLowering<TanhOp, math::TanhOp>,
-               UnaryMathLowering<AbsOp, math::AbsFOp>>(converter,
-                                                        patterns.getContext());
+  patterns.add<
+      ConstantLowering, CastLowering, MatmulLowering,
+      SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>, OneHotLowering,
+      ScalarLowering<NegOp, negate>,
+      ScalarLowering<EqualOp, compareMask<arith::CmpFPredicate::OEQ>>,
+      ScalarLowering<LessOp, compareMask<arith::CmpFPredicate::OLT>>,
+      ScalarLowering<LessEqualOp, compareMask<arith::CmpFPredicate::OLE>>,
+      ScalarLowering<GreaterOp, compareMask<arith::CmpFPredicate::OGT>>,
+      ScalarLowering<GreaterEqualOp, compareMask<arith::CmpFPredicate::OGE>>,
+      ScalarLowering<SelectOp, selectByMask>, ScalarLowering<ReluOp, relu>,
+      ElementwiseLowering<MaximumOp, arith::MaximumFOp, arith::MaxSIOp>,
+      ElementwiseLowering<MinimumOp, arith::MinimumFOp, arith::MinSIOp>,
+      ElementwiseLowering<AddOp, arith::AddFOp, arith::AddIOp>,
+      ElementwiseLowering<SubOp, arith::SubFOp, arith::SubIOp>,
+      ElementwiseLowering<MulOp, arith::MulFOp, arith::MulIOp>,
+      ElementwiseLowering<DivOp, arith::DivFOp, arith::DivSIOp>,
+      AxisReductionLowering<SumOp>, AxisReductionLowering<MeanOp>,
+      AxisReductionLowering<MaxOp>, UnaryMathLowering<ExpOp, math::ExpOp>,
+      UnaryMathLowering<LogOp, math::LogOp>,
+      UnaryMathLowering<SqrtOp, math::SqrtOp>,
+      UnaryMathLowering<RsqrtOp, math::RsqrtOp>,
+      UnaryMathLowering<TanhOp, math::TanhOp>,
+      UnaryMathLowering<AbsOp, math::AbsFOp>>(converter, patterns.getContext());
 }
 
 void mlir::kina::populateKinaToLinalgPatterns(TypeConverter &converter,

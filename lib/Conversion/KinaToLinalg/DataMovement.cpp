@@ -269,11 +269,14 @@ struct ScatterAddLowering : KinaPattern<ScatterAddOp> {
     Value ids = adaptor.getIds(), updates = adaptor.getUpdates();
     auto idsType = cast<RankedTensorType>(ids.getType());
     Type idType = idsType.getElementType();
-    RankedTensorType type = resultType(op);
+    // 16-bit updates add up in f32, rounded once.
+    RankedTensorType resultType = this->resultType(op);
+    Type f32 = computeType(resultType);
+    RankedTensorType type = resultType.clone(f32);
+    updates = convertTensor(rewriter, loc, updates, f32);
     int64_t rows = op.getRows();
     int64_t count = idsType.getNumElements();
     int64_t width = type.getNumElements() / rows;
-    Type f32 = type.getElementType();
 
     cf::AssertOp::create(rewriter, loc,
                          allIdsInRange(rewriter, loc, ids, rows),
@@ -328,7 +331,9 @@ struct ScatterAddLowering : KinaPattern<ScatterAddOp> {
           scf::YieldOp::create(b, l, columnLoop.getResults());
         });
     rewriter.replaceOp(
-        op, reshapedTo(rewriter, loc, rowLoop.getResult(0), type));
+        op, convertTensor(rewriter, loc,
+                          reshapedTo(rewriter, loc, rowLoop.getResult(0), type),
+                          resultType.getElementType()));
     return success();
   }
 };

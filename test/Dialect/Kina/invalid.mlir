@@ -5,8 +5,8 @@ func.func @zero_dim(%x: !kina.tensor<0x4xf32, @host>)
 
 // -----
 
-// expected-error @+1 {{kina tensor element type must be f32, i32 or i64, got 'f16'}}
-func.func @bad_element(%x: !kina.tensor<4xf16, @host>)
+// expected-error @+1 {{kina tensor element type must be one of f32, i32, i64, f64, f16, bf16, got 'i16'}}
+func.func @bad_element(%x: !kina.tensor<4xi16, @host>)
 
 // -----
 
@@ -117,7 +117,7 @@ func.func @gather_float_ids(%t: !kina.tensor<8x4xf32, @host>, %ids: !kina.tensor
 // -----
 
 func.func @gather_int_table(%t: !kina.tensor<8x4xi32, @host>, %ids: !kina.tensor<4xi64, @host>) {
-  // expected-error @+1 {{'kina.gather' op expects table of element type f32, got 'i32' of shape [8, 4]}}
+  // expected-error @+1 {{'kina.gather' op expects table of a float element type (f32, f64, f16, bf16), got 'i32' of shape [8, 4]}}
   %0 = kina.gather %t [%ids] : (!kina.tensor<8x4xi32, @host>, !kina.tensor<4xi64, @host>) -> !kina.tensor<4x4xi32, @host>
   return
 }
@@ -181,7 +181,7 @@ func.func @matmul_batch(%a: !kina.tensor<2x4x4xf32, @host>, %b: !kina.tensor<3x4
 // -----
 
 func.func @matmul_int(%a: !kina.tensor<4x4xi32, @host>) {
-  // expected-error @+1 {{'kina.matmul' op expects lhs of element type f32, got 'i32' of shape [4, 4]}}
+  // expected-error @+1 {{'kina.matmul' op expects lhs of a float element type (f32, f64, f16, bf16), got 'i32' of shape [4, 4]}}
   %0 = kina.matmul %a, %a : (!kina.tensor<4x4xi32, @host>, !kina.tensor<4x4xi32, @host>) -> !kina.tensor<4x4xi32, @host>
   return
 }
@@ -245,7 +245,7 @@ func.func @softmax_axis(%x: !kina.tensor<2x3xf32, @host>) {
 // -----
 
 func.func @softmax_int(%x: !kina.tensor<2x3xi64, @host>) {
-  // expected-error @+1 {{'kina.softmax' op expects operand of element type f32, got 'i64' of shape [2, 3]}}
+  // expected-error @+1 {{'kina.softmax' op expects operand of a float element type (f32, f64, f16, bf16), got 'i64' of shape [2, 3]}}
   %0 = kina.softmax %x [axis = 1] : !kina.tensor<2x3xi64, @host>
   return
 }
@@ -356,7 +356,7 @@ func.func @mean_keeps_the_axis(%x: !kina.tensor<2x3xf32, @host>) {
 // -----
 
 func.func @max_int(%x: !kina.tensor<2x3xi32, @host>) {
-  // expected-error @+1 {{'kina.max' op expects operand of element type f32, got 'i32' of shape [2, 3]}}
+  // expected-error @+1 {{'kina.max' op expects operand of a float element type (f32, f64, f16, bf16), got 'i32' of shape [2, 3]}}
   %0 = kina.max %x [axis = 0] : (!kina.tensor<2x3xi32, @host>) -> !kina.tensor<1x3xi32, @host>
   return
 }
@@ -364,7 +364,31 @@ func.func @max_int(%x: !kina.tensor<2x3xi32, @host>) {
 // -----
 
 func.func @tanh_int(%x: !kina.tensor<4xi64, @host>) {
-  // expected-error @+1 {{'kina.tanh' op expects operand of element type f32, got 'i64' of shape [4]}}
+  // expected-error @+1 {{'kina.tanh' op expects operand of a float element type (f32, f64, f16, bf16), got 'i64' of shape [4]}}
   %0 = kina.tanh %x : !kina.tensor<4xi64, @host>
+  return
+}
+
+// -----
+
+func.func @cast_to_integer(%x: !kina.tensor<4xf32, @host>) {
+  // expected-error @+1 {{'kina.cast' op casts to a float element type (f32, f64, f16, bf16), got 'i32'}}
+  %0 = kina.cast %x to i32 : !kina.tensor<4xf32, @host> -> !kina.tensor<4xi32, @host>
+  return
+}
+
+// -----
+
+func.func @mixed_matmul(%a: !kina.tensor<2x4xf32, @host>, %b: !kina.tensor<4x2xbf16, @host>) {
+  // expected-error @+1 {{'kina.matmul' op lhs has element type 'f32' but rhs has 'bf16'}}
+  %0 = kina.matmul %a, %b : (!kina.tensor<2x4xf32, @host>, !kina.tensor<4x2xbf16, @host>) -> !kina.tensor<2x2xf32, @host>
+  return
+}
+
+// -----
+
+func.func @integer_constant() {
+  // expected-error @+1 {{expected a kina tensor of a float element type, got '!kina.tensor<i32, @host>'}}
+  %0 = kina.constant 1.0 : !kina.tensor<i32, @host>
   return
 }
