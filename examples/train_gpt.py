@@ -123,6 +123,10 @@ def arguments():
                         "data parallel; Megatron; both on a 2 x N/2 mesh; "
                         "ZeRO-1 (moments split over the data axis) or "
                         "ZeRO-3 (weights too), alone or with Megatron")
+    parser.add_argument("--dtype", choices=gpt.DTYPES, default="f32",
+                        help="bf16: mixed precision (the forward and "
+                        "backward in BF16, the F32 master weights and AdamW "
+                        "in F32)")
     parser.add_argument("--data", type=pathlib.Path,
                         default=fortunes.DIRECTORY)
     parser.add_argument("--out", type=pathlib.Path,
@@ -174,7 +178,7 @@ def launch_ranks(args, cfg):
         args.parallel.replace("+", "_"), args.devices))
     started = time.perf_counter()
     kina.compile(gpt.train_source(cfg, mesh=args.devices,
-                                  parallel=args.parallel),
+                                  parallel=args.parallel, dtype=args.dtype),
                  "gpt_train.kina").save(program)
     print("compiled the %s-parallel step for %d devices in %.1f s" % (
         args.parallel, args.devices, time.perf_counter() - started))
@@ -250,7 +254,7 @@ def make_trainer(args, cfg):
                               threads=args.threads or 1, **settings)
     else:
         trainer = Trainer(cfg, saved.weights, num_threads=args.threads,
-                          **settings)
+                          dtype=args.dtype, **settings)
         if args.resume:
             trainer.m, trainer.v, trainer.steps = saved.m, saved.v, saved.steps
     trainer.run = {"schedule": schedule(args),

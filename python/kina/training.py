@@ -170,9 +170,10 @@ class Trainer:
 
     def __init__(self, cfg, weights, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=0.01, module=None, num_threads=None,
-                 simulate=False):
+                 simulate=False, dtype="f32"):
         """`module`: a compiled gpt.train_source (compiled here for one
-        device when None); `simulate`: run each step on the module's mesh
+        device when None, computing in `dtype`: gpt.DTYPES; the weights and
+        moments stay float32); `simulate`: run each step on the module's mesh
         with m.simulate (one thread per device) instead of its host form,
         keeping the run in `last_simulation`."""
         self.cfg = cfg
@@ -192,7 +193,8 @@ class Trainer:
         self.run = {}
         if module is None:
             from . import compile
-            module = compile(gpt.train_source(cfg), "gpt_train.kina",
+            module = compile(gpt.train_source(cfg, dtype=dtype),
+                             "gpt_train.kina",
                              num_threads=num_threads)
         self.module = module
 

@@ -52,6 +52,10 @@ parser.add_argument("--shard", choices=gpt.PARALLEL,
 parser.add_argument("--devices", type=int, default=2,
                     help="devices with --shard (default 2; the +megatron "
                     "plans: an even count, the mesh [2, N/2])")
+parser.add_argument("--dtype", choices=gpt.DTYPES, default="f32",
+                    help="bf16: mixed precision (F32 master weights cast to "
+                    "BF16, activations and gradients in BF16, the loss and "
+                    "AdamW in F32)")
 parser.add_argument("-o", "--output")
 args = parser.parse_args()
 preset = gpt.Config.tiny() if args.tiny else gpt.Config()
@@ -66,12 +70,14 @@ if args.shard:
         gpt.check_split(cfg, args.devices, args.shard)
     except ValueError as error:
         parser.error(str(error))
+parallel = args.shard or "megatron"
 if args.form == "train":
-    text = gpt.train_source(cfg, mesh=mesh, parallel=args.shard or "megatron")
+    text = gpt.train_source(cfg, mesh=mesh, parallel=parallel,
+                            dtype=args.dtype)
 elif args.form == "loss":
-    text = gpt.loss_source(cfg, mesh=mesh, parallel=args.shard or "megatron")
+    text = gpt.loss_source(cfg, mesh=mesh, parallel=parallel, dtype=args.dtype)
 else:
-    text = gpt.source(cfg, mesh=mesh, parallel=args.shard or "megatron")
+    text = gpt.source(cfg, mesh=mesh, parallel=parallel, dtype=args.dtype)
 if args.output:
     pathlib.Path(args.output).write_text(text)
 else:

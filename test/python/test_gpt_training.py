@@ -77,6 +77,28 @@ def test_ten_adamw_steps_equal_torch(module):
         assert np.abs(moved[name] - start[name]).max() > 0, name
 
 
+@pytest.mark.skipif(os.environ.get("KINA_UNDER_ASAN") == "1",
+                    reason="one more compile: the plain suite runs it")
+def test_bf16_mixed_precision_steps_track_float64():
+    # The forward and backward in BF16 (8 significant bits), the master
+    # weights and AdamW in F32: each step's loss within 2^-8 of the float64
+    # reference's (measured: about 2^-13), while the program does compute
+    # its products in BF16.
+    bf16 = kina.compile(gpt.train_source(CFG, dtype="bf16"),
+                        "gpt_train_bf16.kina")
+    assert "kina.matmul" in bf16.ir("kina") and \
+        "xbf16, @host>) -> !kina.tensor" in bf16.ir("kina")
+    w = gpt.weights(CFG, seed=3, tied=True)
+    trainer = Trainer(CFG, w, lr=LR, module=bf16)
+    reference = TorchTrainer(CFG, w, lr=LR, dtype=torch.float64)
+    for ids, targets in batches(4, STEPS):
+        loss = trainer.step(ids, targets)
+        want = reference.step(ids, targets)
+        assert abs(loss - want) <= 2.0 ** -8 * abs(want), (trainer.steps,
+                                                           loss, want)
+    assert all(trainer.weights[n].dtype == np.float32 for n in NAMES)
+
+
 def test_a_step_updates_its_weights_and_moments_in_place(module):
     # Every new weight and moment reuses its argument's array (@reuses):
     # no second copy of the model per step; the caller's weights are the

@@ -299,11 +299,21 @@ def mesh_line(mesh, parallel):
     return "@mesh([%d])" % shape[0]
 
 
-def source(cfg, mesh=None, tied=False, parallel="megatron"):
+# The element types a forward computes in: "f32", or "bf16" (mixed
+# precision: the F32 parameters, the master weights, cast to BF16 at the
+# start; activations, products and their gradients in BF16, accumulating
+# in F32 as the language's rules say; the logits cast back to F32 for the
+# loss; docs/gpt.md, "Mixed precision").
+DTYPES = ("f32", "bf16")
+
+
+def source(cfg, mesh=None, tied=False, parallel="megatron", dtype="f32"):
     """The forward as `.kina` source; `mesh` (a device count) adds
     `@mesh([mesh])` and the placements of `parallel` (PARALLEL); `tied`
     reads the logits' weight as wte transposed instead of a parameter
-    lm_head."""
+    lm_head; `dtype` (DTYPES) is the type it computes in."""
+    if dtype not in DTYPES:
+        raise ValueError("dtype must be one of %s, got %r" % (DTYPES, dtype))
     d, t, h, dh, b = cfg.d, cfg.t, cfg.heads, cfg.dh, cfg.b
     shapes = parameter_shapes(cfg)
     result = batch_placement(mesh, parallel)
@@ -315,13 +325,24 @@ def source(cfg, mesh=None, tied=False, parallel="megatron"):
         lines += [mesh_line(mesh, parallel), ""]
     params = []
     for name in parameter_names(cfg, tied):
-        dtype = "I64" if name == "token_ids" else "F32"
+        element = "I64" if name == "token_ids" else "F32"
         params.append("    %s: Tensor[%s, %s, %s]" % (
-            name, dtype, shapes[name], placement(name, mesh, parallel,
-                                                 cfg)))
+            name, element, shapes[name], placement(name, mesh, parallel,
+                                                   cfg)))
     lines.append("fn %s(" % ENTRY)
     lines.append(",\n".join(params) + ") -> Tensor[F32, [%d, %d, %d], %s] {"
                  % (b, t, cfg.v, result))
+    mixed = dtype == "bf16"
+
+    def r(name):
+        """The value the body reads for parameter `name`."""
+        return name + "_b" if mixed else name
+
+    if mixed:
+        lines.append("  # The master weights in BF16 for the forward and "
+                     "backward.")
+        lines += ["  %s = cast(%s, to=BF16)" % (r(n), n)
+                  for n in parameter_names(cfg, tied) if n != "token_ids"]
 
     def ln(out, x, g, b):
         lines.extend([
@@ -330,10 +351,10 @@ def source(cfg, mesh=None, tied=False, parallel="megatron"):
             "  %s_var = mean(%s_d * %s_d, axis=2)" % (out, out, out),
             "  %s_r = rsqrt(%s_var + broadcast(%r))" % (out, out, EPS),
             "  %s = %s_d * broadcast(%s_r) * broadcast(%s) + broadcast(%s)"
-            % (out, out, out, g, b)])
+            % (out, out, out, r(g), r(b))])
 
-    lines.append("  x = gather wte token_ids + broadcast(wpe)   : [%d, %d, %d]"
-                 % (b, t, d))
+    lines.append("  x = gather %s token_ids + broadcast(%s)   : [%d, %d, %d]"
+                 % (r("wte"), r("wpe"), b, t, d))
     for layer in range(cfg.layers):
         p = lambda name: "%s_%d" % (name, layer)
         lines.append("  # block %d" % layer)
@@ -344,32 +365,34 @@ def source(cfg, mesh=None, tied=False, parallel="megatron"):
                            ("v", "[0, 2, 1, 3]")):
             lines.append(
                 "  %s%d = (%s @ broadcast(%s) + broadcast(%s)).reshape([%d, %d,"
-                " %d, %d]).transpose(%s)" % (proj, layer, a, p("w" + proj),
-                                             p("b" + proj), b, t, h, dh, perm))
+                " %d, %d]).transpose(%s)" % (proj, layer, a,
+                                             r(p("w" + proj)),
+                                             r(p("b" + proj)), b, t, h, dh,
+                                             perm))
         lines += [
-            "  s%d = q%d @ k%d * broadcast(%r) + broadcast(mask)"
-            % (layer, layer, layer, 1 / np.sqrt(dh)),
+            "  s%d = q%d @ k%d * broadcast(%r) + broadcast(%s)"
+            % (layer, layer, layer, 1 / np.sqrt(dh), r("mask")),
             "  c%d = (softmax(s%d, axis=3) @ v%d).transpose([0, 2, 1, 3])"
             ".reshape([%d, %d, %d])" % (layer, layer, layer, b, t, d),
             "  h%d = %s + c%d @ broadcast(%s) + broadcast(%s)"
             % (layer, "x" if layer == 0 else "x%d" % (layer - 1), layer,
-               p("wo"), p("bo"))]
+               r(p("wo")), r(p("bo")))]
         ln("m%d" % layer, "h%d" % layer, p("ln2_g"), p("ln2_b"))
         lines += [
             "  u%d = m%d @ broadcast(%s) + broadcast(%s)"
-            % (layer, layer, p("w_fc"), p("b_fc")),
+            % (layer, layer, r(p("w_fc")), r(p("b_fc"))),
             # tanh-GELU: 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))
             "  g%d = broadcast(0.5) * u%d * (broadcast(1.0) + tanh(broadcast("
             "%r) * (u%d + broadcast(0.044715) * u%d * u%d * u%d)))"
             % (layer, layer, float(np.sqrt(2 / np.pi)), layer, layer, layer,
                layer),
             "  x%d = h%d + g%d @ broadcast(%s) + broadcast(%s)"
-            % (layer, layer, layer, p("w_proj"), p("b_proj"))]
+            % (layer, layer, layer, r(p("w_proj")), r(p("b_proj")))]
     ln("f", "x%d" % (cfg.layers - 1), "lnf_g", "lnf_b")
-    head = "lm_head"
+    head = r("lm_head")
     if tied:
         head = "wte_t"
-        lines.append("  wte_t = wte.transpose([1, 0])")
+        lines.append("  wte_t = %s.transpose([1, 0])" % r("wte"))
     ascription = "[%d, %d, %d]" % (b, t, cfg.v)
     if tied and mesh and _layout(parallel) != "data":
         # The tied head's product split over the vocabulary, as an untied
@@ -378,8 +401,11 @@ def source(cfg, mesh=None, tied=False, parallel="megatron"):
         # of it; its gradient's halves are then gathered.
         ascription = "Tensor[F32, %s, %s]" % (ascription, vocab_placement(
             mesh, parallel))
-    lines += ["  logits = f @ broadcast(%s)        : %s"
-              % (head, ascription), "  return logits", "}", ""]
+    product = "f @ broadcast(%s)" % head
+    if mixed:  # the loss in F32
+        product = "cast(%s, to=F32)" % product
+    lines += ["  logits = %s        : %s" % (product, ascription),
+              "  return logits", "}", ""]
     return "\n".join(lines)
 
 
@@ -405,12 +431,13 @@ def _signature(text):
     return params, re.findall(r"(\w+):", params)
 
 
-def loss_source(cfg, mesh=None, tied=False, parallel="megatron"):
+def loss_source(cfg, mesh=None, tied=False, parallel="megatron",
+                dtype="f32"):
     """`source(cfg, mesh, tied)` with the mean token cross-entropy of its
     logits against `targets` ([B, T]) as `gpt_loss`, and its reverseMode
     with respect to every weight as `gpt_loss_grad` (the loss, then one
     gradient per weight in weight_names order)."""
-    text = source(cfg, mesh=mesh, tied=tied, parallel=parallel)
+    text = source(cfg, mesh=mesh, tied=tied, parallel=parallel, dtype=dtype)
     params, names = _signature(text)
     placed = "@replicated" if mesh else "@host"
     return text + """
@@ -426,7 +453,7 @@ fn %s = reverseMode(%s, wrt=[%s]%s)
        ", reshard_after_forward=true" if regathers(parallel) else "")
 
 
-def train_source(cfg, mesh=None, parallel="megatron"):
+def train_source(cfg, mesh=None, parallel="megatron", dtype="f32"):
     """`loss_source(cfg, mesh, tied=True)` and `gpt_train_step`: the loss,
     its gradients and one AdamW update (PyTorch's, decoupled weight decay
     on the 2-D weights only). Parameters: the forward's, `targets`, one
@@ -436,7 +463,8 @@ def train_source(cfg, mesh=None, parallel="megatron"):
     new weights, the new first moments, the new second moments, each in
     weight_names(cfg, tied=True) order and each written into the array of
     the argument it replaces (`@reuses`)."""
-    text = loss_source(cfg, mesh=mesh, tied=True, parallel=parallel)
+    text = loss_source(cfg, mesh=mesh, tied=True, parallel=parallel,
+                       dtype=dtype)
     params, names = _signature(text)
     placed = "@replicated" if mesh else "@host"
     shapes = parameter_shapes(cfg)
