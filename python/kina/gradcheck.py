@@ -8,11 +8,15 @@ kina.compile_file): the check compiles that source again with
 parameter p and a random direction v (and, for a result of rank > 0, a
 random cotangent s), the compiled gradient's <grad_p, v> is compared with
 (phi(p + eps v) - phi(p - eps v)) / (2 eps), phi = <s, F(...)>, evaluated
-by the compiled F in float32."""
+by the compiled F in its own type: F32 or F64 (16-bit floats are too
+coarse for finite differences)."""
 
 import numpy as np
 
 __all__ = ["GradientCheckError", "check_grads"]
+
+# The element types finite differences check, by signature name.
+_CHECKED = {"f32": np.float32, "f64": np.float64}
 
 
 class GradientCheckError(AssertionError):
@@ -47,18 +51,19 @@ def check_grads(module, name, *args, wrt, eps=1e-3, rtol=2e-2, seed=0,
     # What reverseMode refuses, said of the user's function and parameter
     # (from the signature) rather than of the line the check adds.
     several = type(signature.result) is tuple  # a Param is a namedtuple
-    if several or signature.result.dtype != "f32":
+    if several or signature.result.dtype not in _CHECKED:
         raise ValueError(
-            "check_grads: '%s' returns %s; a gradient is of a function of "
-            "one F32 result" % (name, "%d results" % len(signature.result)
-                                if several else
-                                signature.result.dtype.upper()))
+            "check_grads: '%s' returns %s; the check takes a function of "
+            "one F32 or F64 result" % (name, "%d results" %
+                                       len(signature.result) if several
+                                       else signature.result.dtype.upper()))
     for p in signature.params:
-        if p.name in wrt and p.dtype != "f32":
+        if p.name in wrt and p.dtype not in _CHECKED:
             raise ValueError(
-                "check_grads: parameter '%s' of '%s' is %s; only F32 "
-                "parameters have gradients" % (p.name, name,
-                                                p.dtype.upper()))
+                "check_grads: parameter '%s' of '%s' is %s; the check "
+                "takes F32 and F64 parameters (16-bit floats are too coarse "
+                "for finite differences; integers have no gradient)" % (
+                    p.name, name, p.dtype.upper()))
     text, filename, tuning = module._source
     checker = "%s_check_grads" % name
     checked = _compile(text + "\nfn %s = reverseMode(%s, wrt=[%s])\n" % (
@@ -68,7 +73,8 @@ def check_grads(module, name, *args, wrt, eps=1e-3, rtol=2e-2, seed=0,
     args = [np.asarray(a) for a in bind_arguments(signature, args, kwargs)]
     result = signature.result
     cotangent = (None if len(result.shape) == 0 else
-                 rng.standard_normal(result.shape).astype(np.float32))
+                 rng.standard_normal(result.shape).astype(
+                     _CHECKED[result.dtype]))
     forward = getattr(checked, name)
     outputs = getattr(checked, checker)(
         *(args + ([] if cotangent is None else [cotangent])))
@@ -80,7 +86,8 @@ def check_grads(module, name, *args, wrt, eps=1e-3, rtol=2e-2, seed=0,
     errors = {}
     for param, gradient in zip(wrt, outputs[1:]):
         index = params.index(param)
-        direction = rng.standard_normal(args[index].shape).astype(np.float32)
+        direction = rng.standard_normal(args[index].shape).astype(
+            args[index].dtype)
         step = eps * max(1.0, float(np.abs(args[index]).max()))
         shifted = []
         for sign in (1, -1):

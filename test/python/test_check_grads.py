@@ -41,6 +41,22 @@ def test_correct_gradients_pass(module):
         kina.check_grads(module, "loss", x, w, wrt=["w"])
 
 
+def test_f64_programs_check_far_tighter():
+    # In float64 the central difference's error is the step's square
+    # (1e-8 here), not float32's rounding over the step.
+    f64 = kina.compile(SOURCE.replace("F32", "F64"), "check_grads64.kina")
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((4, 3)), rng.standard_normal((3, 2))
+    errors = kina.check_grads(f64, "rows", x, w, wrt=["x", "w"], eps=1e-4,
+                              rtol=1e-6)
+    assert max(errors.values()) < 1e-6
+    with pytest.raises(ValueError, match="returns F16; the check takes a "
+                       "function of one F32 or F64 result"):
+        half = kina.compile(SOURCE.replace("F32", "F16"), "half.kina")
+        kina.check_grads(half, "loss", x.astype(np.float16),
+                         w.astype(np.float16), wrt=["w"])
+
+
 def test_a_kink_inside_the_step_is_reported(module):
     # x sits 1e-5 above ReLU's kink; the step (1e-3) crosses it, so the
     # differences see half a slope where the derivative sees a whole one.
@@ -79,7 +95,8 @@ def test_what_cannot_be_differentiated_is_said_of_the_users_function():
     ids = np.arange(4, dtype=np.int64)
     w = np.ones((8, 2), np.float32)
     with pytest.raises(ValueError,
-                       match="parameter 'ids' of 'lookup' is I64; only F32"):
+                       match="parameter 'ids' of 'lookup' is I64; the check "
+                       "takes F32 and F64 parameters"):
         kina.check_grads(typed, "lookup", ids, w, wrt=["ids", "w"])
     with pytest.raises(ValueError, match="'pair' returns 2 results"):
         kina.check_grads(typed, "pair", w, wrt=["w"])
