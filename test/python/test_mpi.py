@@ -117,6 +117,38 @@ def test_a_scalar_result_keeps_rank_0(tmp_path):
             assert out["local_%d" % rank].shape == ()
 
 
+def test_16_and_64_bit_floats_give_the_simulators_bits_on_ranks(tmp_path):
+    """BF16 crosses as uint16 words, F16 and F64 as themselves; the ranks'
+    all-reduce adds the 16-bit partial products in F32, as the simulator's
+    does."""
+    module = kina.compile(
+        "@mesh([2])\n"
+        "fn mixed(x: Tensor[BF16, [4, 8], @sharded(axis=1)], "
+        "w: Tensor[BF16, [8, 6], @sharded(axis=0)], "
+        "h: Tensor[F16, [4, 6], @sharded(axis=0)], "
+        "d: Tensor[F64, [4, 6], @sharded(axis=0)]) -> "
+        "(Tensor[BF16, [4, 6], @replicated], Tensor[F64, [4, 6], @replicated]) {\n"
+        "  p = x @ w\n"
+        "  return p, cast(p, to=F64) * cast(h, to=F64) + d\n"
+        "}\n", "mixed.kina")
+    module.save(tmp_path / "mixed.so")
+    rng = np.random.default_rng(2)
+    args = [kina.to_bf16(rng.standard_normal((4, 8))),
+            kina.to_bf16(rng.standard_normal((8, 6))),
+            rng.standard_normal((4, 6)).astype(np.float16),
+            rng.standard_normal((4, 6))]
+    save_inputs(tmp_path / "in.npz", module, "mixed", args)
+    done = mpirun(2, tmp_path / "mixed.so", "mixed", tmp_path / "in.npz",
+                  tmp_path / "out.npz")
+    assert done.returncode == 0, done.stderr
+    simulated = module.simulate("mixed", *args, report=False).value
+    with np.load(tmp_path / "out.npz") as out:
+        assert out["result_0"].dtype == np.uint16
+        assert out["result_1"].dtype == np.float64
+        np.testing.assert_array_equal(out["result_0"], simulated[0])
+        np.testing.assert_array_equal(out["result_1"], simulated[1])
+
+
 def test_a_traced_program_runs_on_ranks(tmp_path):
     """kina.jit's program under mpirun: a data-parallel SGD step written
     in Python gives the simulator's bits on every rank."""
