@@ -44,7 +44,7 @@ run "pytest under ASan+UBSan" env LD_PRELOAD="$runtime" \
 generated() {
   local tmp status=0
   tmp=$(mktemp -d)
-  for example in examples/*.kina; do
+  for example in examples/*.kina test/Target/Inputs/element-types.kina; do
     local so="$tmp/$(basename "$example" .kina).so"
     "$build/bin/kina-translate" --kina-to-so --sanitize-address "$example" \
       -o "$so" || status=1
@@ -56,7 +56,7 @@ generated() {
   rm -rf "$tmp"
   return $status
 }
-run "generated code under ASan (every example, every function)" generated
+run "generated code under ASan (every example and element type, every function)" generated
 
 fuzz() { # harness, seed directories...
   local harness=$1; shift
