@@ -3,9 +3,10 @@
 // The ops that override the default (one operation per result element) of
 // CostOpInterface: those that only move, view or make data (0; the
 // collectives' cost is the bytes they send, which the cost view counts
-// apart), reductions (one per element read), softmax and log_softmax
-// (their max, subtraction, exponential, sum and division or logarithm:
-// five per element), scatter_add (one add per update) and matmul (a
+// apart), reductions (one per element read; a mean one division per
+// result element more), softmax and log_softmax (their max, subtraction,
+// exponential, sum and division or logarithm: five per element),
+// scatter_add (one add per update) and matmul (a
 // multiply-add per element of the result and step of the contraction).
 //
 //===----------------------------------------------------------------------===//
@@ -42,10 +43,16 @@ KINA_MOVES_DATA(AllToAllOp)
     return ShapedType::getNumElements(operands.front());                      \
   }
 KINA_READS_EACH_ONCE(SumOp)
-KINA_READS_EACH_ONCE(MeanOp)
 KINA_READS_EACH_ONCE(MaxOp)
 KINA_READS_EACH_ONCE(ScatterAddOp) // its updates, operand 0
 #undef KINA_READS_EACH_ONCE
+
+/// The sum, then one division per result element: what the propagation
+/// and automatic sharding compute a mean as (meanAsSum), priced alike.
+int64_t MeanOp::flops(Shapes operands, ArrayRef<int64_t> result) {
+  return ShapedType::getNumElements(operands.front()) +
+         ShapedType::getNumElements(result);
+}
 
 int64_t SoftmaxOp::flops(Shapes operands, ArrayRef<int64_t>) {
   return kSoftmaxOpsPerElement * ShapedType::getNumElements(operands.front());

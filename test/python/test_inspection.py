@@ -158,6 +158,21 @@ def test_cost_of_two_annotations_side_by_side():
     assert "FLOPs" in table and "all_reduce" in table and "weighed" in table
 
 
+def test_a_mean_costs_its_sum_and_its_division():
+    # As the propagation and automatic sharding compute a mean over a split
+    # axis (a sum, then a division), so the ledger prices every mean.
+    m = kina.compile("""
+fn mean_of(x: Tensor[F32, [4, 8], @host]) -> Tensor[F32, [4, 1], @host] {
+  return mean(x, axis=1)
+}
+fn sum_then_divide(x: Tensor[F32, [4, 8], @host]) -> Tensor[F32, [4, 1], @host] {
+  return sum(x, axis=1) / broadcast(8.0)
+}
+""", "mean.kina")
+    assert m.cost("mean_of").flops == m.cost("sum_then_divide").flops == \
+        4 * 8 + 4
+
+
 def test_cost_of_a_loaded_module_is_not_known(tmp_path):
     m = kina.compile(MLP_2D, "mlp-2d.kina")
     m.save(tmp_path / "mlp.so")
