@@ -79,6 +79,51 @@ struct ComputeInF32 : RewritePattern {
   }
 };
 
+/// f32 -> bf16 as integer code, rounded to nearest even; a NaN keeps its
+/// sign and leading payload and is made quiet, as `vcvtneps2bf16`, the
+/// runtime and `kina.to_bf16` do. The choice is made on 32-bit integers:
+/// a select of bf16 vectors would make the x86 backend widen them.
+struct TruncateToBFloat16 : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    Type resultType = op.getType();
+    if (!getElementTypeOrSelf(resultType).isBF16() ||
+        !getElementTypeOrSelf(op.getIn().getType()).isF32())
+      return failure();
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type(), i16 = rewriter.getI16Type();
+    if (auto vector = dyn_cast<VectorType>(resultType)) {
+      i32 = vector.clone(i32);
+      i16 = vector.clone(i16);
+    }
+    auto constant = [&](int32_t v) -> Value {
+      TypedAttr value = rewriter.getI32IntegerAttr(v);
+      if (auto vector = dyn_cast<VectorType>(i32))
+        value = DenseElementsAttr::get(vector, value);
+      return arith::ConstantOp::create(rewriter, loc, value);
+    };
+    Value x = op.getIn();
+    Value bits = arith::BitcastOp::create(rewriter, loc, i32, x);
+    Value upper = arith::ShRUIOp::create(rewriter, loc, bits, constant(16));
+    Value odd = arith::AndIOp::create(rewriter, loc, upper, constant(1));
+    Value rounded = arith::ShRUIOp::create(
+        rewriter, loc,
+        arith::AddIOp::create(
+            rewriter, loc,
+            arith::AddIOp::create(rewriter, loc, bits, constant(0x7fff)), odd),
+        constant(16));
+    Value quiet = arith::OrIOp::create(rewriter, loc, upper, constant(0x40));
+    Value isNaN =
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO, x, x);
+    Value chosen =
+        arith::SelectOp::create(rewriter, loc, isNaN, quiet, rounded);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(
+        op, resultType, arith::TruncIOp::create(rewriter, loc, i16, chosen));
+    return success();
+  }
+};
+
 struct NarrowFloatsPass
     : mlir::kina::impl::NarrowFloatsPassBase<NarrowFloatsPass> {
   void runOnOperation() override {
@@ -88,7 +133,9 @@ struct NarrowFloatsPass
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }
+    // Ours first: upstream's would select between bf16 vectors.
     RewritePatternSet patterns(&getContext());
+    patterns.add<TruncateToBFloat16>(&getContext(), /*benefit=*/2);
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
