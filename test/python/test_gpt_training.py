@@ -58,15 +58,23 @@ def test_signature_is_tied_and_returns_loss_weights_and_moments(module):
         assert list(results[1 + i].shape) == shapes[name], name
 
 
-def test_ten_adamw_steps_equal_torch(module):
+def steps_against_float64(module, tolerance):
+    """STEPS steps of `module` and of the float64 PyTorch reference from
+    the same weights, each loss within `tolerance` (relative); the two
+    trainers."""
     w = gpt.weights(CFG, seed=3, tied=True)
     trainer = Trainer(CFG, w, lr=LR, module=module)
     reference = TorchTrainer(CFG, w, lr=LR, dtype=torch.float64)
     for ids, targets in batches(4, STEPS):
         loss = trainer.step(ids, targets)
         want = reference.step(ids, targets)
-        assert abs(loss - want) <= 1e-4 * abs(want), (trainer.steps, loss,
-                                                      want)
+        assert abs(loss - want) <= tolerance * abs(want), (trainer.steps,
+                                                           loss, want)
+    return trainer, reference
+
+
+def test_ten_adamw_steps_equal_torch(module):
+    trainer, reference = steps_against_float64(module, 1e-4)
     assert trainer.steps == STEPS
     start = gpt.weights(CFG, seed=3, tied=True)
     moved = reference.weights()
@@ -88,14 +96,7 @@ def test_bf16_mixed_precision_steps_track_float64():
                         "gpt_train_bf16.kina")
     assert "kina.matmul" in bf16.ir("kina") and \
         "xbf16, @host>) -> !kina.tensor" in bf16.ir("kina")
-    w = gpt.weights(CFG, seed=3, tied=True)
-    trainer = Trainer(CFG, w, lr=LR, module=bf16)
-    reference = TorchTrainer(CFG, w, lr=LR, dtype=torch.float64)
-    for ids, targets in batches(4, STEPS):
-        loss = trainer.step(ids, targets)
-        want = reference.step(ids, targets)
-        assert abs(loss - want) <= 2.0 ** -8 * abs(want), (trainer.steps,
-                                                           loss, want)
+    trainer, _ = steps_against_float64(bf16, 2.0 ** -8)
     assert all(trainer.weights[n].dtype == np.float32 for n in NAMES)
 
 
