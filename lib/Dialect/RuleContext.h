@@ -115,7 +115,8 @@ public:
     if (isa<FloatType>(type.getElementType()))
       return success();
     return error() << "expects " << what
-                   << " of a float element type (f32, f64, f16, bf16), got "
+                   << " of a float element type (" << listFloatDTypeNames()
+                   << "), got "
                    << type.getElementType() << " of shape "
                    << formatShape(type.getShape());
   }

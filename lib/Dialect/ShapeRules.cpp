@@ -35,8 +35,8 @@ static FailureOr<Type> inferConstant(RuleContext &rule) {
   FloatAttr value = attrs->getValueAttr();
   MLIRContext *ctx = value.getContext();
   if (!getDType(value.getType()))
-    return rule.error() << "expects a value of a float element type (f32, "
-                           "f64, f16, bf16), got "
+    return rule.error() << "expects a value of a float element type ("
+                        << listFloatDTypeNames() << "), got "
                         << value.getType();
   return Type(KinaTensorType::get(ctx, {}, value.getType(),
                                   PlacementAttr::getHost(ctx)));
@@ -391,9 +391,8 @@ static FailureOr<Type> inferCast(RuleContext &rule) {
     return failure();
   Type to = attrs->getTo();
   if (!isa<FloatType>(to) || !getDType(to))
-    return rule.error() << "casts to a float element type (f32, f64, f16, "
-                           "bf16), got "
-                        << to;
+    return rule.error() << "casts to a float element type ("
+                        << listFloatDTypeNames() << "), got " << to;
   KinaTensorType input = (*operands)[0];
   KinaTensorType like = KinaTensorType::get(
       input.getContext(), input.getShape(), to, input.getPlacement());

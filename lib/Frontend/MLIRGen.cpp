@@ -470,8 +470,8 @@ void MLIRGen::declareReverseMode(const Function &fn) {
   }
   auto result = cast<KinaTensorType>(type.getResult(0));
   if (!isa<FloatType>(result.getElementType())) {
-    error(decl.ofLoc) << "reverseMode differentiates a float result (F32, "
-                         "F64, F16, BF16); '"
+    error(decl.ofLoc) << "reverseMode differentiates a float result ("
+                      << listFloatDTypeNames(/*asSource=*/true) << "); '"
                       << decl.of << "' returns " << formatType(result);
     return;
   }
@@ -508,8 +508,9 @@ void MLIRGen::declareReverseMode(const Function &fn) {
     if (!isa<FloatType>(param.getElementType())) {
       error(where) << "parameter '" << name << "' of '" << decl.of << "' is "
                    << formatType(param)
-                   << ": only float parameters (F32, F64, F16, BF16) are "
-                      "differentiable";
+                   << ": only float parameters ("
+                   << listFloatDTypeNames(/*asSource=*/true)
+                   << ") are differentiable";
       ok = false;
       continue;
     }
@@ -918,14 +919,11 @@ std::optional<SmallVector<Value>> MLIRGen::genOperands(const Expr &expr) {
   // type of the other operands, or the type an op's attribute names
   // (`cast(0.1, to=F64)`), or the one the enclosing literal expression
   // was given.
-  auto isLiteral = [](const mlir::kina::ExprPtr &e) {
-    return isLiteralTree(*e);
-  };
   SmallVector<Value> operands(count);
   bool ok = true;
   Type literalElement = literalType;
   for (size_t i = 0; i < count; ++i)
-    if (!isContextual(expr.operands[i]) && !isLiteral(expr.operands[i])) {
+    if (!isContextual(expr.operands[i]) && !isLiteralTree(*expr.operands[i])) {
       ok &= bool(operands[i] = genExpr(*expr.operands[i]));
       if (operands[i] && literalElement == literalType)
         literalElement =
@@ -936,7 +934,7 @@ std::optional<SmallVector<Value>> MLIRGen::genOperands(const Expr &expr) {
       if (expr.attrs[i] && expr.attrs[i]->kind == SurfaceAttrKind::ElementType)
         literalElement = getElementType(&context, expr.attrs[i]->dtypeValue);
   for (size_t i = 0; i < count; ++i)
-    if (!isContextual(expr.operands[i]) && isLiteral(expr.operands[i]))
+    if (!isContextual(expr.operands[i]) && isLiteralTree(*expr.operands[i]))
       ok &= bool(operands[i] =
                      genTypedLiteral(*expr.operands[i], literalElement));
   for (size_t i = 0; i < count; ++i)

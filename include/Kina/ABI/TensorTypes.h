@@ -78,6 +78,17 @@ inline std::string listDTypeNames() {
   return names;
 }
 
+/// "f32, f64, f16, bf16" (or, `asSource`, "F32, F64, ..."): the float
+/// dtypes, for diagnostics.
+inline std::string listFloatDTypeNames(bool asSource = false) {
+  std::string names;
+  for (const DTypeInfo &info : kDTypes)
+    if (info.isFloat)
+      names += (names.empty() ? "" : ", ") +
+               std::string(asSource ? info.sourceName : info.name);
+  return names;
+}
+
 /// The most elements a tensor may have (see ABI.h).
 inline constexpr int64_t kMaxElements = int64_t(1) << KINA_MAX_ELEMENTS_LOG2;
 
