@@ -13,6 +13,7 @@
 #include "Kina/Loader/SharedLibrary.h"
 #include "Kina/Loader/Simulator.h"
 #include "Kina/Syntax/Parser.h"
+#include "PipelineScheduleBindings.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -812,6 +813,8 @@ PYBIND11_MODULE(_kina, m) {
       "placements are placed (keys objective, budget_bytes, enumerate, "
       "alternatives, explain, seconds_limit, tie_layers, flops_per_second, memory_bytes_per_second, "
       "collectives: {kind: (latency_s, bytes_per_s)}).");
+
+  bindPipelineSchedule(m);
 
   m.def("reserved_words", &mlir::kina::reservedWords,
         "The words no variable, parameter or function may be named: "

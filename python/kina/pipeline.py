@@ -1,0 +1,170 @@
+"""Pipeline schedules as data (the compiler's lib/PipelineSchedule).
+
+    s = kina.pipeline.schedule("1f1b", stages=4, microbatches=8)
+    print(s)                    # per rank, the ordered actions
+    clock = s.clock()           # F = B = W = 1, free transfers
+    clock.idle_fractions        # [0.2727..., ...]: the bubble per rank
+    s.peak_in_flight            # [4, 3, 2, 1]
+    s.check_deadlock()          # raises ScheduleError naming the cycle
+    clock.gantt("1f1b.png")     # a Gantt chart, one row per rank
+
+Actions are F (forward), BW (the whole backward), B (input gradient) and
+W (weight gradient), each for a microbatch and a chunk (`F3/1`: microbatch
+3 of the rank's chunk 1, interleaved schedules only). A hand-written
+schedule is read from the same text: `kina.pipeline.parse(text)`.
+"""
+
+import collections
+
+from . import _kina
+from .show import _in_notebook
+
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1")
+
+# The Gantt chart's colour per phase letter.
+_PHASE_COLOURS = {"F": "tab:blue", "BW": "tab:orange", "B": "tab:green",
+                  "W": "tab:purple"}
+
+
+class ScheduleError(ValueError):
+    """A schedule that cannot be made, read, or run: the message names the
+    count, the line, or the cycle of ranks waiting for each other."""
+
+
+def _checked(call, *args):
+    try:
+        return call(*args)
+    except ValueError as error:
+        raise ScheduleError(str(error)) from None
+
+
+# One action: its phase letter, microbatch and chunk.
+Action = collections.namedtuple("Action", "phase microbatch chunk")
+
+
+class Schedule:
+    """Per rank, the ordered actions of one training step."""
+
+    def __init__(self, text):
+        (self.text, self.kind, self.stages, self.microbatches, self.chunks,
+         ranks, peaks) = _checked(_kina.pipeline_read, text)
+        self.ranks = [[Action(*action) for action in actions]
+                      for actions in ranks]
+        self.peak_in_flight = list(peaks)
+
+    def label(self, action):
+        """`F3`, or `F3/1` when the ranks hold several chunks."""
+        text = "%s%d" % (action.phase, action.microbatch)
+        return text + ("/%d" % action.chunk if self.chunks > 1 else "")
+
+    def clock(self, forward=1.0, input_gradient=1.0, weight_gradient=1.0,
+              transfer=0.0):
+        """The timeline on a logical clock (a BW costs input_gradient +
+        weight_gradient); raises ScheduleError naming a cycle of waits."""
+        makespan, ranks = _checked(_kina.pipeline_clock, self.text,
+                                   float(forward), float(input_gradient),
+                                   float(weight_gradient), float(transfer))
+        return Clock(self, makespan, ranks)
+
+    def deadlock(self):
+        """None when the transfers finish with every send blocking until
+        its receive is posted; otherwise the cycle of waits, as text."""
+        return _checked(_kina.pipeline_rendezvous, self.text) or None
+
+    def check_deadlock(self):
+        """Raises ScheduleError naming the cycle if `deadlock()` finds one."""
+        cycle = self.deadlock()
+        if cycle:
+            raise ScheduleError(cycle)
+
+    def __str__(self):
+        return self.text.rstrip("\n")
+
+    def __repr__(self):
+        return "<Schedule %s: %d stages, %d microbatches, %d chunks>" % (
+            self.kind, self.stages, self.microbatches, self.chunks)
+
+
+class Clock:
+    """A schedule's timeline: per rank, (action, start, end) in order."""
+
+    def __init__(self, schedule, makespan, ranks):
+        self.schedule = schedule
+        self.makespan = makespan
+        self.ranks = [[(action, start, end)
+                       for action, (start, end) in zip(actions, intervals)]
+                      for actions, intervals in zip(schedule.ranks, ranks)]
+
+    @property
+    def busy(self):
+        """Per rank, the time it computes."""
+        return [sum(end - start for _, start, end in rank)
+                for rank in self.ranks]
+
+    @property
+    def idle_fractions(self):
+        """Per rank, 1 - busy / makespan: its share of the step idle."""
+        return [1 - busy / self.makespan if self.makespan else 0.0
+                for busy in self.busy]
+
+    def figure(self):
+        """A matplotlib Gantt chart: one row per rank, one box per action
+        (its label inside), the idle fraction at the row's end."""
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
+        s = self.schedule
+        figure, axes = plt.subplots(
+            figsize=(min(2 + 0.35 * self.makespan, 24), 0.55 * s.stages + 1.2))
+        for rank, intervals in enumerate(self.ranks):
+            for action, start, end in intervals:
+                axes.barh(rank, end - start, left=start, height=0.8,
+                          color=_PHASE_COLOURS[action.phase],
+                          edgecolor="white", linewidth=0.5)
+                axes.text((start + end) / 2, rank, s.label(action)[1:],
+                          ha="center", va="center", fontsize=6,
+                          color="white")
+            axes.text(self.makespan * 1.01, rank,
+                      "%.1f%% idle" % (100 * self.idle_fractions[rank]),
+                      va="center", fontsize=7)
+        axes.set_yticks(range(s.stages))
+        axes.set_yticklabels(["rank %d" % r for r in range(s.stages)])
+        axes.invert_yaxis()
+        axes.set_xlim(0, self.makespan * 1.12)
+        axes.set_xlabel("logical time")
+        phases = sorted({a.phase for rank in s.ranks for a in rank},
+                        key=list(_PHASE_COLOURS).index)
+        axes.legend(handles=[Patch(color=_PHASE_COLOURS[p], label=p)
+                             for p in phases],
+                    loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+        axes.set_title("%s: %d stages, %d microbatches%s" % (
+            s.kind, s.stages, s.microbatches,
+            ", %d chunks" % s.chunks if s.chunks > 1 else ""), fontsize=9)
+        figure.tight_layout()
+        return figure
+
+    def gantt(self, path=None):
+        """Draws the Gantt chart; saves it as `path` (PNG) when given, and
+        returns the figure in a notebook (else closes it)."""
+        import matplotlib
+        if not _in_notebook():
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        figure = self.figure()
+        if path is not None:
+            figure.savefig(path, dpi=120)
+        if _in_notebook():
+            return figure
+        plt.close(figure)
+        return None
+
+
+def schedule(kind, stages, microbatches, chunks=0):
+    """The generated schedule `kind` (one of SCHEDULES); `chunks` is the
+    interleaved schedule's v (2 when 0)."""
+    return Schedule(_checked(_kina.pipeline_generate, kind, int(stages),
+                             int(microbatches), int(chunks)))
+
+
+def parse(text):
+    """A schedule from its text (what str(schedule) prints)."""
+    return Schedule(text)
