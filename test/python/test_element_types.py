@@ -204,6 +204,60 @@ def test_bf16_matmul_gradients_round_where_the_language_says():
     assert gradient.dtype == np.float32
 
 
+PAIRS = """
+fn product(a: Tensor[BF16, [3, 5], @host], b: Tensor[BF16, [5, 4], @host]) -> Tensor[BF16, [3, 4], @host] {
+  return a @ b
+}
+fn batched(a: Tensor[BF16, [2, 3, 8], @host], b: Tensor[BF16, [2, 8, 4], @host]) -> Tensor[BF16, [2, 3, 4], @host] {
+  return a @ b
+}
+"""
+
+
+def pairwise_product(a, b):
+    """vdpbf16ps's sum (Intel SDM): per pair of K, the odd element's
+    product added to the f32 accumulator, then the even one's, each sum
+    rounded to nearest even; an odd K's last paired with zero. Products of
+    BF16 values are exact in float32."""
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    k = a.shape[-1]
+    if k % 2:
+        a = np.concatenate([a, np.zeros(a.shape[:-1] + (1,), np.float32)], -1)
+        b = np.concatenate([b, np.zeros(b.shape[:-2] + (1,) + b.shape[-1:],
+                                        np.float32)], -2)
+    acc = np.zeros(a.shape[:-1] + b.shape[-1:], np.float32)
+    for i in range(0, a.shape[-1], 2):
+        for j in (i + 1, i):
+            acc = acc + a[..., :, j, None] * b[..., None, j, :]
+    return acc
+
+
+def test_bf16_matmul_adds_pairs_in_vdpbf16ps_order():
+    module = kina.compile(PAIRS, "pairs.kina")
+    rng = np.random.default_rng(11)
+    a = bf16_values(bf16_reference(rng.standard_normal((3, 5))))
+    b = bf16_values(bf16_reference(rng.standard_normal((5, 4))))
+    # Row 0 against column 0 (all ones): 1, 0, 2^-30, -1, 0. In pairs,
+    # (0 + 1) - 1 + 2^-30 = 2^-30; in K's order 1 + 2^-30 rounds to 1
+    # in float32, and the result is 0.
+    a[0] = [1, 0, 2.0 ** -30, -1, 0]
+    b[:, 0] = 1
+    want = bf16_reference(pairwise_product(a, b).astype(np.float64))
+    got = module.product(words(a), words(b))
+    np.testing.assert_array_equal(got, want)
+    assert bf16_values(got)[0, 0] == 2.0 ** -30
+    in_order = (a[0].astype(np.float32).cumsum(dtype=np.float32))[-1]
+    assert in_order == 0  # the order the test tells apart
+    a3 = bf16_values(bf16_reference(rng.standard_normal((2, 3, 8))))
+    b3 = bf16_values(bf16_reference(rng.standard_normal((2, 8, 4))))
+    a3[1, 2] = [0, 0, 0, 0, 1, 0, 2.0 ** -30, -1]  # the same, later in K
+    b3[1, :, 3] = 1
+    got3 = module.batched(words(a3), words(b3))
+    np.testing.assert_array_equal(
+        got3, bf16_reference(pairwise_product(a3, b3).astype(np.float64)))
+    assert bf16_values(got3)[1, 2, 3] == 2.0 ** -30
+
+
 SPLIT = """
 @mesh([2])
 fn product(x: Tensor[BF16, [4, 8], @sharded(axis=1)], w: Tensor[BF16, [8, 6], @sharded(axis=0)]) -> Tensor[BF16, [4, 6], @replicated] {

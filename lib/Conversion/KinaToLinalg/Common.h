@@ -79,6 +79,13 @@ Value convertScalar(OpBuilder &b, Location l, Value x, Type to);
 /// `tensor` itself when it has that element type.
 Value convertTensor(OpBuilder &b, Location loc, Value tensor, Type element);
 
+/// A BF16 `tensor` widened to f32 with dim `kDim` (a matmul's K, padded
+/// with a zero when odd) in the order vdpbf16ps adds each pair: element
+/// 2i + 1, then 2i. A product that then accumulates over K in K's order
+/// adds what vdpbf16ps adds, in its order.
+Value widenInBF16PairOrder(OpBuilder &b, Location loc, Value tensor,
+                           int64_t kDim);
+
 /// Reassociation that merges the first `rank - keep` dims into one group
 /// and keeps the last `keep` dims as their own groups.
 inline SmallVector<ReassociationIndices> collapseLeading(int64_t rank,

@@ -57,12 +57,18 @@ struct MatmulLowering : KinaPattern<MatmulOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType resultType = this->resultType(op);
-    // 16-bit operands widened, the product in f32, rounded once.
+    // 16-bit operands widened, the product in f32, rounded once; BF16's K
+    // in vdpbf16ps's pair order (docs/language.md).
     Type element = computeType(resultType);
     RankedTensorType type = resultType.clone(element);
     int64_t rank = type.getRank();
-    Value lhs = convertTensor(rewriter, loc, adaptor.getLhs(), element);
-    Value rhs = convertTensor(rewriter, loc, adaptor.getRhs(), element);
+    auto widen = [&](Value operand, int64_t kDim) {
+      if (cast<RankedTensorType>(operand.getType()).getElementType().isBF16())
+        return widenInBF16PairOrder(rewriter, loc, operand, kDim);
+      return convertTensor(rewriter, loc, operand, element);
+    };
+    Value lhs = widen(adaptor.getLhs(), rank - 1);
+    Value rhs = widen(adaptor.getRhs(), rank - 2);
     auto replace = [&](Value product) {
       rewriter.replaceOp(op, convertTensor(rewriter, loc, product,
                                            resultType.getElementType()));

@@ -9,6 +9,7 @@
 #include "Common.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
 
 using namespace mlir;
 using namespace mlir::kina::detail;
@@ -83,6 +84,49 @@ Value mlir::kina::detail::convertTensor(OpBuilder &b, Location loc,
       [&](OpBuilder &nested, Location l, ValueRange args) {
         return convertScalar(nested, l, args[0], element);
       });
+}
+
+Value mlir::kina::detail::widenInBF16PairOrder(OpBuilder &b, Location loc,
+                                               Value tensor, int64_t kDim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  if (shape[kDim] % 2 != 0) { // vdpbf16ps pairs an odd K's last with 0
+    ++shape[kDim];
+    Value zero =
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+    tensor = tensor::createPadHighOp(type.clone(shape), tensor, zero,
+                                     /*nofold=*/false, loc, b);
+  }
+  // [..., K, ...] as [..., K/2, 2, ...]; the pair's two swapped on the way.
+  int64_t rank = type.getRank();
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> paired;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t next = static_cast<int64_t>(paired.size());
+    if (d == kDim) {
+      groups.push_back({next, next + 1});
+      paired.append({shape[d] / 2, 2});
+    } else {
+      groups.push_back({next});
+      paired.push_back(shape[d]);
+    }
+  }
+  auto pairedType = RankedTensorType::get(paired, type.getElementType());
+  Value split =
+      tensor::ExpandShapeOp::create(b, loc, pairedType, tensor, groups);
+  SmallVector<AffineExpr> swapped;
+  for (int64_t d = 0; d < rank + 1; ++d)
+    swapped.push_back(d == kDim + 1 ? 1 - b.getAffineDimExpr(d)
+                                    : b.getAffineDimExpr(d));
+  Type f32 = b.getF32Type();
+  Value widened =
+      parallelGeneric(b, loc, pairedType.clone(f32), split,
+                      {AffineMap::get(rank + 1, 0, swapped, b.getContext())},
+                      [&](OpBuilder &nested, Location l, ValueRange args) {
+                        return convertScalar(nested, l, args[0], f32);
+                      });
+  return tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get(shape, f32), widened, groups);
 }
 
 /// The f32 in which an op on `type` computes: f32 for 16-bit floats, else

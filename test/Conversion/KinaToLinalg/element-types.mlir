@@ -1,15 +1,46 @@
 // RUN: kina-opt %s --kina-to-linalg | FileCheck %s --implicit-check-not=kina.
 // RUN: kina-opt %s --kina-to-linalg | %stock-mlir-opt > /dev/null
 
-// A bf16 product: both operands widened, an f32 matmul, one rounding.
+// A bf16 product: both operands widened with K's pairs swapped (the order
+// vdpbf16ps adds them: element 2i + 1, then 2i), an f32 matmul over the
+// widened K, one rounding.
+// CHECK-DAG: #[[LHS_PAIRS:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, -d2 + 1)>
+// CHECK-DAG: #[[RHS_PAIRS:.*]] = affine_map<(d0, d1, d2) -> (d0, -d1 + 1, d2)>
 // CHECK-LABEL: func.func @bf16_matmul
-// CHECK-COUNT-2: arith.extf %{{.*}} : bf16 to f32
-// CHECK: %[[P:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x3xf32>)
+// CHECK: %[[A2:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [2, 2, 2] : tensor<2x4xbf16> into tensor<2x2x2xbf16>
+// CHECK: linalg.generic {indexing_maps = [#[[LHS_PAIRS]], {{.*}}]{{.*}} ins(%[[A2]] : tensor<2x2x2xbf16>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: %[[A:.*]] = tensor.collapse_shape {{.*}} into tensor<2x4xf32>
+// CHECK: %[[B2:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [2, 2, 3] : tensor<4x3xbf16> into tensor<2x2x3xbf16>
+// CHECK: linalg.generic {indexing_maps = [#[[RHS_PAIRS]], {{.*}}]{{.*}} ins(%[[B2]] : tensor<2x2x3xbf16>)
+// CHECK: %[[B:.*]] = tensor.collapse_shape {{.*}} into tensor<4x3xf32>
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<2x4xf32>, tensor<4x3xf32>)
 // CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<2x3xf32>)
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 func.func @bf16_matmul(%a: !kina.tensor<2x4xbf16, @host>, %b: !kina.tensor<4x3xbf16, @host>) -> !kina.tensor<2x3xbf16, @host> {
   %0 = kina.matmul %a, %b : (!kina.tensor<2x4xbf16, @host>, !kina.tensor<4x3xbf16, @host>) -> !kina.tensor<2x3xbf16, @host>
   return %0 : !kina.tensor<2x3xbf16, @host>
+}
+
+// An odd K is padded with a zero first, so its last element pairs with 0.
+// CHECK-LABEL: func.func @bf16_matmul_odd_k
+// CHECK: tensor.pad %{{.*}} low[0, 0] high[0, 1]
+// CHECK: } : tensor<2x3xbf16> to tensor<2x4xbf16>
+// CHECK: tensor.pad %{{.*}} low[0, 0] high[1, 0]
+// CHECK: } : tensor<3x5xbf16> to tensor<4x5xbf16>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x5xf32>)
+func.func @bf16_matmul_odd_k(%a: !kina.tensor<2x3xbf16, @host>, %b: !kina.tensor<3x5xbf16, @host>) -> !kina.tensor<2x5xbf16, @host> {
+  %0 = kina.matmul %a, %b : (!kina.tensor<2x3xbf16, @host>, !kina.tensor<3x5xbf16, @host>) -> !kina.tensor<2x5xbf16, @host>
+  return %0 : !kina.tensor<2x5xbf16, @host>
+}
+
+// An f16 product widens in K's order.
+// CHECK-LABEL: func.func @f16_matmul
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3x5xf32>)
+func.func @f16_matmul(%a: !kina.tensor<2x3xf16, @host>, %b: !kina.tensor<3x5xf16, @host>) -> !kina.tensor<2x5xf16, @host> {
+  %0 = kina.matmul %a, %b : (!kina.tensor<2x3xf16, @host>, !kina.tensor<3x5xf16, @host>) -> !kina.tensor<2x5xf16, @host>
+  return %0 : !kina.tensor<2x5xf16, @host>
 }
 
 // An f16 sum accumulates in f32 and rounds once.
