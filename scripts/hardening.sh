@@ -15,7 +15,9 @@ v=$(tr -d '[:space:]' < LLVM_VERSION)
 build="$root/build-hardening"
 seconds="${KINA_FUZZ_SECONDS:-30}"
 
+start=$SECONDS
 KINA_BUILD_DIR="$build" KINA_CMAKE_ARGS="-DKINA_FUZZ=ON" bash scripts/build.sh
+echo "== sanitized build: $((SECONDS - start)) s"
 runtime="$("clang-$v" -print-resource-dir)/lib/linux/libclang_rt.asan-x86_64.so"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons new slabs when
@@ -26,9 +28,10 @@ common_asan="allow_user_poisoning=0:strict_string_checks=1"
 export ASAN_OPTIONS="detect_leaks=1:$common_asan"
 failed=()
 run() {
-  local name=$1; shift
+  local name=$1 start=$SECONDS; shift
   echo "== $name"
-  if "$@"; then echo "== $name: ok"; else echo "== $name: FAILED"; failed+=("$name"); fi
+  if "$@"; then echo "== $name: ok ($((SECONDS - start)) s)"
+  else echo "== $name: FAILED ($((SECONDS - start)) s)"; failed+=("$name"); fi
 }
 
 run "lit under ASan+UBSan" "/usr/lib/llvm-$v/bin/lit" -q "$build/test"
@@ -39,7 +42,8 @@ run "lit under ASan+UBSan" "/usr/lib/llvm-$v/bin/lit" -q "$build/test"
 run "pytest under ASan+UBSan" env LD_PRELOAD="$runtime" \
   ASAN_OPTIONS="detect_leaks=0:$common_asan" KINA_BIN="$build/bin" KINA_UNDER_ASAN=1 \
   KINA_PYTHON_DIR="$build/python" PYTHONPATH="$build/python" KINA_SKIP_MPI=1 \
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider test/Target test/python
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider -n auto --dist loadfile \
+  test/Target test/python
 
 generated() {
   local tmp status=0

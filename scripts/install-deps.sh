@@ -8,7 +8,7 @@ packages=(
   "llvm-$v-dev" "libmlir-$v-dev" "mlir-$v-tools" "llvm-$v-tools" "clang-$v" "lld-$v"
   "libclang-rt-$v-dev" libzstd-dev zlib1g-dev libz3-dev
   cmake ninja-build libgtest-dev pybind11-dev python3-pybind11 python3-numpy python3-dev
-  python3-pytest python3-torch python3-matplotlib jupyter-nbconvert
+  python3-pytest python3-pytest-xdist python3-torch python3-matplotlib jupyter-nbconvert
   python3-nbformat python3-ipykernel python3-threadpoolctl
   libopenblas0-pthread
   openmpi-bin libopenmpi-dev

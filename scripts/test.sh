@@ -5,21 +5,27 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/install-deps.sh
+start=$SECONDS
 bash scripts/build.sh
+echo "== build: $((SECONDS - start)) s"
 
 export PYTHONPATH="$root/build/python${PYTHONPATH:+:$PYTHONPATH}"
 python=/usr/bin/python3
 failed=()
 run() { # name, command...
-  local name=$1; shift
+  local name=$1 start=$SECONDS; shift
   echo "== $name"
-  if "$@"; then echo "== $name: ok"; else echo "== $name: FAILED"; failed+=("$name"); fi
+  if "$@"; then echo "== $name: ok ($((SECONDS - start)) s)"
+  else echo "== $name: FAILED ($((SECONDS - start)) s)"; failed+=("$name"); fi
 }
 
 run "lit (dialect, frontend, lowering, transforms, C ABI)" \
   cmake --build build --target check-kina
+# One worker per core (pytest-xdist), each test file on one worker, so a
+# file's compiled modules are compiled once.
 run "pytest (execution through the C ABI, Python API, validations)" \
-  "$python" -m pytest -q -p no:cacheprovider test/Target test/python
+  "$python" -m pytest -q -p no:cacheprovider -n auto --dist loadfile \
+  test/Target test/python
 for notebook in examples/storylm0.ipynb examples/gpt.ipynb examples/train.ipynb \
                 examples/jit.ipynb; do
   run "notebook $notebook" "$python" scripts/validate/run_notebook.py "$notebook"

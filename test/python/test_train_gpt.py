@@ -25,6 +25,16 @@ pytestmark = [
                        reason="training runs stay out of the sanitizer build")]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def shared_compile_cache(tmp_path_factory):
+    """The runs here train the same few models: one compile cache for the
+    module ($KINA_CACHE_DIR, which the script's kina.compile reads) compiles
+    each once. test_compile_cache.py tests the cache itself."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KINA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 def train(out, *extra):
     run = subprocess.run(
         [sys.executable, str(SCRIPT), "--tiny", "--eval-every", "2",
