@@ -1,4 +1,11 @@
-"""Pipeline schedules as data (the compiler's lib/PipelineSchedule).
+"""Pipeline schedules as data: `python3 -m kina.pipeline SCHEDULE
+--stages S --microbatches M` prints a schedule (per rank, its ordered
+actions), each rank's idle fraction and activations in flight on a logical
+clock, and whether its transfers can deadlock; `--gantt PATH` draws its
+Gantt chart. SCHEDULE is gpipe, 1f1b, interleaved or zb-h1, or a file
+holding a hand-written schedule in the text this prints.
+
+From Python (the compiler's lib/PipelineSchedule underneath):
 
     s = kina.pipeline.schedule("1f1b", stages=4, microbatches=8)
     print(s)                    # per rank, the ordered actions
@@ -14,7 +21,10 @@ W (weight gradient), each for a microbatch and a chunk (`F3/1`: microbatch
 schedule is read from the same text: `kina.pipeline.parse(text)`.
 """
 
+import argparse
 import collections
+import os
+import sys
 
 from . import _kina
 from .show import _in_notebook
@@ -168,3 +178,58 @@ def schedule(kind, stages, microbatches, chunks=0):
 def parse(text):
     """A schedule from its text (what str(schedule) prints)."""
     return Schedule(text)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 -m kina.pipeline",
+        description=__doc__.split("\n\n")[0])
+    parser.add_argument("schedule", help="gpipe, 1f1b, interleaved, zb-h1, "
+                        "or a file holding a schedule's text")
+    parser.add_argument("--stages", type=int, default=4,
+                        help="ranks along the pipeline (default 4)")
+    parser.add_argument("--microbatches", type=int, default=8,
+                        help="microbatches per step (default 8)")
+    parser.add_argument("--chunks", type=int, default=0,
+                        help="chunks per rank, interleaved only (default 2)")
+    parser.add_argument("--transfer", type=float, default=0.0,
+                        help="a transfer's cost in units of a forward "
+                        "(default 0: free)")
+    parser.add_argument("--gantt", metavar="PATH",
+                        help="also draw the Gantt chart into PATH (PNG)")
+    args = parser.parse_args(argv)
+    try:
+        if args.schedule in SCHEDULES:
+            s = schedule(args.schedule, args.stages, args.microbatches,
+                         args.chunks)
+        elif os.path.isfile(args.schedule):
+            with open(args.schedule) as f:
+                s = parse(f.read())
+        else:
+            parser.error("%s is neither a schedule (%s) nor a file" % (
+                args.schedule, ", ".join(SCHEDULES)))
+        print(s)
+        clock = s.clock(transfer=args.transfer)
+    except ScheduleError as error:
+        print("kina.pipeline: %s" % error, file=sys.stderr)
+        return 1
+    print("logical clock (F = B = W = 1, a transfer %g): makespan %g" % (
+        args.transfer, clock.makespan))
+    for rank, (idle, peak) in enumerate(zip(clock.idle_fractions,
+                                            s.peak_in_flight)):
+        print("rank %d: %.1f%% idle, at most %d microbatch-chunks in "
+              "flight" % (rank, 100 * idle, peak))
+    if args.gantt:
+        clock.gantt(args.gantt)
+        print("wrote %s" % args.gantt)
+    cycle = s.deadlock()
+    if cycle:
+        print("kina.pipeline: %s" % cycle, file=sys.stderr)
+        return 1
+    print("transfers: no deadlock, even with every send waiting for its "
+          "receive")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,11 +1,20 @@
 """kina.pipeline: the schedules' timelines checked here against their own
 rules (each action after what it needs, one action at a time per rank),
 their idle fractions against the papers' closed forms, a hand-broken
-schedule's cycle, and the Gantt chart written as a PNG."""
+schedule's cycle, the Gantt chart written as a PNG, and the command
+`python3 -m kina.pipeline`."""
+
+import os
+import pathlib
+import subprocess
+import sys
 
 import pytest
 
 import kina.pipeline as kp
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PYTHON_DIR = os.environ.get("KINA_PYTHON_DIR", str(ROOT / "build" / "python"))
 
 
 def closed_form_idle(kind, stages, microbatches, chunks=2):
@@ -121,3 +130,33 @@ def test_gantt_chart_is_a_png(tmp_path):
     kp.schedule("interleaved", 4, 8).clock().gantt(str(path))
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def run_command(*args):
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    return subprocess.run([sys.executable, "-m", "kina.pipeline", *args],
+                          env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_the_command_prints_the_schedule_its_bubbles_and_draws(tmp_path):
+    done = run_command("zb-h1", "--stages", "4", "--microbatches", "8",
+                       "--gantt", str(tmp_path / "zb.png"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("11.1% idle") == 4
+    assert "rank 3: F0 B0 F1 B1" in done.stdout
+    assert "no deadlock" in done.stdout
+    assert (tmp_path / "zb.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_command_names_a_deadlock_and_fails(tmp_path):
+    broken = tmp_path / "broken.txt"
+    broken.write_text("schedule custom stages=2 microbatches=2 chunks=1\n"
+                      "rank 0: F0 F1 BW0 BW1\nrank 1: F0 F1 BW1 BW0\n")
+    done = run_command(str(broken))
+    assert done.returncode == 1
+    assert "rank 1 waits before BW0 to send BW1's cotangent" in done.stderr
+    done = run_command("interleaved", "--microbatches", "6")
+    assert done.returncode == 1
+    assert "multiple of the stages (4)" in done.stderr
+    assert run_command("pipedream").returncode == 2
