@@ -1,6 +1,7 @@
 //===- Optimize.cpp - LLVM's O3 pipeline on a generated module ------------===//
 #include "Kina/Target/Optimize.h"
 
+#include "BFloat16Memory.h"
 #include "OutlineLoops.h"
 
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -12,6 +13,7 @@ void mlir::kina::optimizeModule(llvm::Module &module,
                                 llvm::TargetMachine &machine,
                                 bool sanitizeAddress) {
   outlineTopLevelLoops(module);
+  moveBFloat16AsIntegers(module);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
