@@ -655,3 +655,13 @@ LogicalResult AllToAllOp::buildAdjoint(OpBuilder &b, Value cotangent,
           : reshardedTo(b, getAdjointLoc(*this), cotangent, getInput()));
   return adjoint.result();
 }
+
+/// The transpose of a shift is the opposite shift: a device's cotangent
+/// goes back to the device its value came from (zeros where nothing came).
+LogicalResult PermuteOp::buildAdjoint(OpBuilder &b, Value cotangent,
+                                      SmallVectorImpl<Value> &cotangents) {
+  AdjointBuilder adjoint(b, *this);
+  cotangents.push_back(adjoint.make<PermuteOp>(
+      cotangent, -static_cast<int64_t>(getShift()), getOver(), getCyclic()));
+  return adjoint.result();
+}

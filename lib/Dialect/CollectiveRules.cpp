@@ -26,8 +26,9 @@ KINA_SHAPE_RULE(ReshardOp, inferReshard)
 namespace {
 /// Whether collective `OpTy` has an `axis` attribute.
 template <typename OpTy>
-constexpr bool hasAxis = !std::is_same_v<OpTy, AllReduceOp> &&
-                         !std::is_same_v<OpTy, AllToAllOp>;
+constexpr bool hasAxis =
+    !std::is_same_v<OpTy, AllReduceOp> && !std::is_same_v<OpTy, AllToAllOp> &&
+    !std::is_same_v<OpTy, PermuteOp>;
 
 /// What every collective rule reads first: the one operand, its mesh axis
 /// and that axis's size, and which view the op is in.
@@ -209,3 +210,21 @@ static FailureOr<Type> inferAllToAll(RuleContext &rule) {
       c->placement().withoutSplit(from).withSplit(to, c->over));
 }
 KINA_SHAPE_RULE(AllToAllOp, inferAllToAll)
+
+static FailureOr<Type> inferPermute(RuleContext &rule) {
+  auto c = Collective::read<PermuteOp>(rule, "permute");
+  if (failed(c))
+    return failure();
+  int64_t shift =
+      static_cast<int64_t>(rule.attributesOf<PermuteOp>()->getShift());
+  if (!c->local)
+    return rule.error() << "moves blocks between devices: it exists on "
+                           "per-device (@local) values only";
+  if (shift == 0 || shift <= -c->size || shift >= c->size)
+    return rule.error() << "shift " << shift << " over '" << c->over.getValue()
+                        << "' (size " << c->size
+                        << ") must be nonzero and within (-" << c->size << ", "
+                        << c->size << ")";
+  return rule.shaped(c->input, c->shape());
+}
+KINA_SHAPE_RULE(PermuteOp, inferPermute)

@@ -36,6 +36,7 @@ KINA_MOVES_DATA(AllSliceOp)
 KINA_MOVES_DATA(AllReduceOp)
 KINA_MOVES_DATA(ReduceScatterOp)
 KINA_MOVES_DATA(AllToAllOp)
+KINA_MOVES_DATA(PermuteOp)
 #undef KINA_MOVES_DATA
 
 #define KINA_READS_EACH_ONCE(Op)                                               \

@@ -145,6 +145,18 @@ OpFoldResult AllReduceOp::fold(FoldAdaptor) { return foldOverOneDevice(*this); }
 OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
   return foldOverOneDevice(*this);
 }
+/// A cyclic shift undone by the opposite one (a non-cyclic pair zeroes
+/// the ends, so it stays).
+OpFoldResult PermuteOp::fold(FoldAdaptor) {
+  auto inverse = getInput().getDefiningOp<PermuteOp>();
+  if (inverse && getCyclic() && inverse.getCyclic() &&
+      static_cast<int64_t>(inverse.getShift()) ==
+          -static_cast<int64_t>(getShift()) &&
+      inverse.getOver() == getOver() &&
+      inverse.getInput().getType() == getType())
+    return inverse.getInput();
+  return {};
+}
 /// A split moved from one axis to another and back is where it was.
 OpFoldResult AllToAllOp::fold(FoldAdaptor) {
   auto inverse = getInput().getDefiningOp<AllToAllOp>();

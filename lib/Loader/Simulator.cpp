@@ -1,6 +1,7 @@
 //===- Simulator.cpp - The threaded backend of kina_device ----------------===//
 //
-// Every collective is an exchange or an all-to-all (ABI.h): all devices
+// Every collective is an exchange, an all-to-all or a point-to-point
+// send_recv (ABI.h, all devices of a permute at once): all devices
 // of the run post their send buffer, the last to arrive checks that each
 // group agrees on the kind and the size, every device copies its group's
 // blocks, and a second barrier keeps the send buffers alive until all
@@ -43,6 +44,9 @@ public:
   static int32_t allToAll(const kina_device *device, const void *send,
                           void *recv, int64_t bytes, int32_t groupSize,
                           int64_t groupStride);
+  static int32_t sendRecv(const kina_device *device, const void *send,
+                          int32_t to, void *recv, int32_t from, int64_t bytes,
+                          int32_t groupSize, int64_t groupStride);
 
   /// Device `rank`'s view of the run.
   kina_device device(int rank, int threads) {
@@ -52,7 +56,8 @@ public:
                        this,
                        &ThreadMesh::exchange,
                        &ThreadMesh::agree,
-                       &ThreadMesh::allToAll};
+                       &ThreadMesh::allToAll,
+                       &ThreadMesh::sendRecv};
   }
 
   std::atomic<int64_t> bytesMoved{0};
@@ -64,12 +69,21 @@ public:
   }
 
 private:
+  enum class Kind { Exchange, AllToAll, SendRecv };
   struct Post {
-    bool allToAll; // else an exchange (an all-gather)
+    Kind kind;
     const void *send; // null: in place, the member's block of `recv`
     const void *recv;
     int64_t rows, bytes;
     int64_t groupSize, groupStride;
+    int32_t to = -1, from = -1; // SendRecv's coordinates, -1 for none
+
+    /// The bytes this device sends.
+    int64_t sent() const {
+      if (kind == Kind::SendRecv)
+        return to >= 0 ? bytes : 0;
+      return rows * bytes * (groupSize - 1);
+    }
   };
 
   /// Posts `post` for device `rank`, then (once every device has posted)
@@ -147,9 +161,8 @@ std::string ThreadMesh::checkGroups() const {
     for (int64_t j = 0; j < post.groupSize; ++j) {
       const Post &other =
           posts[rank + (j - coordinate) * post.groupStride];
-      if (other.allToAll != post.allToAll || other.rows != post.rows ||
-          other.bytes != post.bytes ||
-          other.groupSize != post.groupSize ||
+      if (other.kind != post.kind || other.rows != post.rows ||
+          other.bytes != post.bytes || other.groupSize != post.groupSize ||
           other.groupStride != post.groupStride)
         return "devices " + std::to_string(rank) + " and " +
                std::to_string(rank + (j - coordinate) * post.groupStride) +
@@ -157,6 +170,19 @@ std::string ThreadMesh::checkGroups() const {
                std::to_string(post.rows * post.bytes) + " vs " +
                std::to_string(other.rows * other.bytes) + " bytes)";
     }
+    if (post.kind != Kind::SendRecv)
+      continue;
+    // Each device's target names it as its source, and back.
+    auto member = [&](int32_t c) -> const Post & {
+      return posts[rank + (c - coordinate) * post.groupStride];
+    };
+    bool inRange = post.to >= -1 && post.to < post.groupSize &&
+                   post.from >= -1 && post.from < post.groupSize;
+    if (!inRange || (post.to >= 0 && member(post.to).from != coordinate) ||
+        (post.from >= 0 && member(post.from).to != coordinate))
+      return "device " + std::to_string(rank) + " sends to coordinate " +
+             std::to_string(post.to) + " and receives from " +
+             std::to_string(post.from) + ", which its partners do not match";
   }
   return "";
 }
@@ -166,8 +192,13 @@ void ThreadMesh::receive(int rank, const Post &post) const {
   int64_t coordinate = (rank / post.groupStride) % groupSize;
   for (int64_t j = 0; j < groupSize; ++j) {
     const Post &member = posts[rank + (j - coordinate) * post.groupStride];
+    if (post.kind == Kind::SendRecv) {
+      if (j == post.from)
+        std::memcpy(const_cast<void *>(post.recv), member.send, size_t(bytes));
+      continue;
+    }
     char *to = static_cast<char *>(const_cast<void *>(post.recv)) + j * bytes;
-    if (post.allToAll) {
+    if (post.kind == Kind::AllToAll) {
       // Member j's block for this device.
       std::memcpy(to, static_cast<const char *>(member.send) +
                           coordinate * bytes,
@@ -203,7 +234,7 @@ int32_t ThreadMesh::collective(int rank, const Post &post, bool counted) {
     lock.unlock();
     receive(rank, post);
     if (counted)
-      bytesMoved += post.rows * post.bytes * (post.groupSize - 1);
+      bytesMoved += post.sent();
     lock.lock();
     ok = barrier(lock, [] {});
   }
@@ -219,7 +250,8 @@ int32_t ThreadMesh::exchange(const kina_device *device, const void *send,
                              int32_t groupSize, int64_t groupStride) {
   auto *mesh = static_cast<ThreadMesh *>(device->context);
   return mesh->collective(
-      device->rank, {false, send, recv, rows, bytes, groupSize, groupStride},
+      device->rank,
+      {Kind::Exchange, send, recv, rows, bytes, groupSize, groupStride},
       /*counted=*/true);
 }
 
@@ -228,7 +260,19 @@ int32_t ThreadMesh::allToAll(const kina_device *device, const void *send,
                              int64_t groupStride) {
   auto *mesh = static_cast<ThreadMesh *>(device->context);
   return mesh->collective(
-      device->rank, {true, send, recv, 1, bytes, groupSize, groupStride},
+      device->rank,
+      {Kind::AllToAll, send, recv, 1, bytes, groupSize, groupStride},
+      /*counted=*/true);
+}
+
+int32_t ThreadMesh::sendRecv(const kina_device *device, const void *send,
+                             int32_t to, void *recv, int32_t from,
+                             int64_t bytes, int32_t groupSize,
+                             int64_t groupStride) {
+  auto *mesh = static_cast<ThreadMesh *>(device->context);
+  return mesh->collective(
+      device->rank,
+      {Kind::SendRecv, send, recv, 1, bytes, groupSize, groupStride, to, from},
       /*counted=*/true);
 }
 
@@ -236,7 +280,7 @@ int32_t ThreadMesh::agree(const kina_device *device, int32_t status) {
   auto *mesh = static_cast<ThreadMesh *>(device->context);
   std::vector<int32_t> all(size_t(device->size));
   if (mesh->collective(device->rank,
-                       {false, &status, all.data(), 1, sizeof status,
+                       {Kind::Exchange, &status, all.data(), 1, sizeof status,
                         device->size, 1},
                        /*counted=*/false) != KINA_STATUS_OK)
     return KINA_STATUS_COLLECTIVE_FAILED;

@@ -2,9 +2,10 @@
  *
  * One MPI rank is one device: rank r of MPI_COMM_WORLD is device r of the
  * mesh. A collective over a mesh axis runs as MPI_Allgather (or
- * MPI_Alltoall) on the communicator of its group (split from the world once per axis and
- * cached); the reductions themselves are the runtime's, in group order,
- * so every rank gets the bits the threaded simulator gets.
+ * MPI_Alltoall) on the communicator of its group (split from the world once per
+ *axis and cached), a permute as MPI_Sendrecv between two ranks of the world;
+ *the reductions themselves are the runtime's, in group order, so every rank
+ *gets the bits the threaded simulator gets.
  *
  * A library of its own, built against Debian's OpenMPI (its own mpi.h): a
  * generated .so never links MPI. The Python launcher (kina.mpi) loads it.
@@ -137,21 +138,20 @@ static int32_t scatter(const void *send, void *recv, int64_t bytes,
   return KINA_STATUS_OK;
 }
 
-/* Counts a collective's time and bytes. A rank whose collective failed
-   cannot tell which of the others are still in it: the whole job ends,
-   with the reason on stderr. */
-static int32_t counted(int32_t status, double start, int64_t rows,
-                       int64_t bytes, int32_t size, int64_t stride) {
+/* Counts a collective's time and the `moved` bytes this rank sent. A
+   rank whose collective failed cannot tell which of the others are still
+   in it: the whole job ends, with the reason on stderr. */
+static int32_t counted(int32_t status, double start, int64_t moved,
+                       int64_t block, int32_t size, int64_t stride) {
   if (status != KINA_STATUS_OK) {
     fprintf(stderr,
             "kina mpi rank %d: a collective over %d ranks %lld apart "
             "(%lld bytes each) failed; aborting the job\n",
-            run.device.rank, size, (long long)stride,
-            (long long)(rows * bytes));
+            run.device.rank, size, (long long)stride, (long long)block);
     MPI_Abort(MPI_COMM_WORLD, KINA_STATUS_COLLECTIVE_FAILED);
   }
   run.collective_seconds += now() - start;
-  run.bytes_moved += rows * bytes * (size - 1);
+  run.bytes_moved += moved;
   return status;
 }
 
@@ -160,8 +160,8 @@ static int32_t exchange(const struct kina_device *device, const void *send,
                         int64_t stride) {
   (void)device;
   double start = now();
-  return counted(gather(send, recv, rows, bytes, size, stride), start, rows,
-                 bytes, size, stride);
+  return counted(gather(send, recv, rows, bytes, size, stride), start,
+                 rows * bytes * (size - 1), rows * bytes, size, stride);
 }
 
 static int32_t all_to_all(const struct kina_device *device, const void *send,
@@ -169,8 +169,44 @@ static int32_t all_to_all(const struct kina_device *device, const void *send,
                           int64_t stride) {
   (void)device;
   double start = now();
-  return counted(scatter(send, recv, bytes, size, stride), start, 1, bytes,
-                 size, stride);
+  return counted(scatter(send, recv, bytes, size, stride), start,
+                 bytes * (size - 1), bytes, size, stride);
+}
+
+/* The tag of the point-to-point transfers (no other messages share it). */
+#define KINA_MPI_TAG_SEND_RECV 17
+
+static int32_t point_to_point(const void *send, int32_t to, void *recv,
+                              int32_t from, int64_t bytes, int32_t size,
+                              int64_t stride) {
+  if (bytes < 0 || bytes > INT_MAX || size < 1 || stride < 1 ||
+      size * stride > run.device.size || to < -1 || to >= size || from < -1 ||
+      from >= size)
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  int64_t coordinate = (run.device.rank / stride) % size;
+  int64_t first = run.device.rank - coordinate * stride;
+  int dest = to < 0 ? MPI_PROC_NULL : (int)(first + to * stride);
+  int source = from < 0 ? MPI_PROC_NULL : (int)(first + from * stride);
+  char none = 0; /* a buffer for MPI_PROC_NULL's side */
+  int code =
+      MPI_Sendrecv(to < 0 ? &none : send, to < 0 ? 0 : (int)bytes, MPI_BYTE,
+                   dest, KINA_MPI_TAG_SEND_RECV, from < 0 ? &none : recv,
+                   from < 0 ? 0 : (int)bytes, MPI_BYTE, source,
+                   KINA_MPI_TAG_SEND_RECV, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (code != MPI_SUCCESS) {
+    report("MPI_Sendrecv", code);
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  }
+  return KINA_STATUS_OK;
+}
+
+static int32_t send_recv(const struct kina_device *device, const void *send,
+                         int32_t to, void *recv, int32_t from, int64_t bytes,
+                         int32_t size, int64_t stride) {
+  (void)device;
+  double start = now();
+  return counted(point_to_point(send, to, recv, from, bytes, size, stride),
+                 start, to >= 0 ? bytes : 0, bytes, size, stride);
 }
 
 static int32_t agree(const struct kina_device *device, int32_t status) {
@@ -203,6 +239,7 @@ KINA_MPI_EXPORT const struct kina_device *kina_mpi_open(int32_t threads) {
   run.device.exchange = exchange;
   run.device.agree = agree;
   run.device.all_to_all = all_to_all;
+  run.device.send_recv = send_recv;
   return &run.device;
 }
 

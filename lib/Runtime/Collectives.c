@@ -1,17 +1,19 @@
 /*===- Collectives.c - kina_collective_<name>, on any backend -------------===*
  *
  * Generated per-device code calls these for the collective ops of the
- * kina dialect. Each is built on the two primitives its device's runner
+ * kina dialect. Each is built on the primitives its device's runner
  * provides, `exchange` (an all-gather of equal byte blocks within a
- * group) and `all_to_all`, so the threaded simulator and MPI share every
- * layout and every reduction order: a sum adds the members' blocks in
- * group order on every device, so all devices get identical bits.
+ * group), `all_to_all` and `send_recv` (point to point), so the threaded
+ *simulator and MPI share every layout and every reduction order: a sum adds the
+ *members' blocks in group order on every device, so all devices get identical
+ *bits.
  *
  * Each moves what the cost model (lib/Sharding/Reshard.cpp,
  * bytesSentPerDevice) says, for a block of L bytes on a group of n:
  * all_gather (n-1)L; reduce_scatter and all_to_all (n-1)L/n, as one
  * all-to-all; all_reduce a reduce-scatter then an all-gather of the
- * reduced blocks, 2(n-1) ceil(count/n) elements.
+ * reduced blocks, 2(n-1) ceil(count/n) elements; permute L, on the third
+ * primitive, `send_recv`, from the devices that have a target.
  *
  * Buffers are dense, row-major, passed as addresses. A tensor cut on axis
  * A is seen as [outer][A...]: `outer` rows (the product of the dims before
@@ -93,9 +95,9 @@ void kina_device_enter(const struct kina_device *device) {
     return; /* out of memory: every collective then reports a failure */
   state->device = device;
   state->status = device && device->exchange && device->agree &&
-                          device->all_to_all &&
-                          device->size >= 1 &&
-                          device->rank >= 0 && device->rank < device->size
+                          device->all_to_all && device->send_recv &&
+                          device->size >= 1 && device->rank >= 0 &&
+                          device->rank < device->size
                       ? KINA_STATUS_OK
                       : KINA_STATUS_COLLECTIVE_FAILED;
 }
@@ -395,4 +397,37 @@ void kina_collective_all_to_all(int64_t in, int64_t out, int64_t to_outer,
   transpose_blocks(recv, (void *)(intptr_t)out, group_size, from_outer,
                    from_block);
   _mlir_memref_to_llvm_free(buffer);
+}
+
+/* out = the value of the member `shift` places before this device on the
+   axis ([bytes]); this device's goes to the member `shift` places after.
+   Without `cyclic`, a member with no source gets zeros and one with no
+   target sends nothing. */
+void kina_collective_permute(int64_t in, int64_t out, int64_t bytes,
+                             int64_t shift, int64_t cyclic, int64_t group_size,
+                             int64_t group_stride) {
+  int64_t mine = kina_collective_coordinate(group_size, group_stride);
+  int64_t to = mine + shift, from = mine - shift;
+  if (cyclic) {
+    to = ((to % group_size) + group_size) % group_size;
+    from = ((from % group_size) + group_size) % group_size;
+  }
+  if (to < 0 || to >= group_size)
+    to = -1;
+  if (from < 0 || from >= group_size)
+    from = -1;
+  void *recv = (void *)(intptr_t)out;
+  if (!failed()) {
+    const struct kina_device *device = kina_current_device();
+    int32_t status = device->send_recv(device, (const void *)(intptr_t)in,
+                                       (int32_t)to, recv, (int32_t)from, bytes,
+                                       (int32_t)group_size, group_stride);
+    if (status == KINA_STATUS_OK) {
+      if (from < 0)
+        memset(recv, 0, (size_t)bytes);
+      return;
+    }
+    fail(status);
+  }
+  memset(recv, 0, (size_t)bytes);
 }

@@ -154,6 +154,8 @@ int64_t mlir::kina::bytesSentPerDevice(Collective kind, int64_t elements,
   case Collective::ReduceScatter:
   case Collective::AllToAll:
     return (n - 1) * elements / n * elementBytes;
+  case Collective::Permute:
+    return elements * elementBytes;
   }
   llvm_unreachable("a collective kind");
 }
@@ -170,6 +172,7 @@ int64_t mlir::kina::bytesSentPerDevice(Operation *collective) {
           .Case([](AllReduceOp) { return Collective::AllReduce; })
           .Case([](ReduceScatterOp) { return Collective::ReduceScatter; })
           .Case([](AllToAllOp) { return Collective::AllToAll; })
+          .Case([](PermuteOp) { return Collective::Permute; })
           .Default([](Operation *) { return std::nullopt; });
   if (!kind) // all_slice: each device keeps its block
     return 0;

@@ -83,6 +83,14 @@ struct kina_device {
   int32_t (*all_to_all)(const struct kina_device *device, const void *send,
                         void *recv, int64_t bytes, int32_t group_size,
                         int64_t group_stride);
+  /* Point to point within rank's group, as one step (MPI_Sendrecv):
+     `bytes` from `send` to the member at coordinate `to`, and `bytes` into
+     `recv` from the member at coordinate `from`; -1 for none (`recv` is
+     then left as it is). Each member's target names it as its source.
+     Fails as `exchange` does. */
+  int32_t (*send_recv)(const struct kina_device *device, const void *send,
+                       int32_t to, void *recv, int32_t from, int64_t bytes,
+                       int32_t group_size, int64_t group_stride);
 };
 
 /* Every tensor has at most 2^60 elements, so that its size in bytes (and

@@ -656,4 +656,29 @@ def Kina_AllToAllOp : Kina_CollectiveOp<"all_to_all"> {
   }];
 }
 
+def Kina_PermuteOp : Kina_CollectiveOp<"permute"> {
+  let summary = "each device's block to the device `shift` places along the mesh axis";
+  let description = [{
+    Point to point along mesh axis `over`: the device at coordinate `c`
+    sends its value to the one at `c + shift` and gets the value of the
+    one at `c - shift` (`jax.lax.ppermute` with the pairs of one shift).
+    Without `cyclic`, a device whose source is off the axis gets zeros
+    and one whose target is off the axis sends nothing (a pipeline's
+    first stage receives nothing, its last sends nothing); with it,
+    coordinates wrap around (a ring). `0 < |shift| <` the axis size. The
+    per-device view only: the value's shape and type are unchanged.
+
+    ```mlir
+    %next = kina.permute %act [shift = 1, over = "pp"]
+        : !kina.tensor<4x8xf32, @local> -> !kina.tensor<4x8xf32, @local>
+    ```
+  }];
+  let arguments = (ins Kina_Tensor:$input, I64Attr:$shift, StrAttr:$over,
+                       UnitAttr:$cyclic);
+  let assemblyFormat = [{
+    $input `[` `shift` `=` $shift `,` `over` `=` $over (`,` `cyclic` $cyclic^)?
+    `]` attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
 #endif // KINA_DIALECT_KINAOPS_TD

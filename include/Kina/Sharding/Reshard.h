@@ -27,13 +27,21 @@ FailureOr<Value> convertPlacement(OpBuilder &builder, Location loc, Value value,
 SmallVector<StringAttr> axesInNameOrder(MeshOp mesh);
 
 /// The collectives that move data, for the cost model.
-enum class Collective { AllGather, AllReduce, ReduceScatter, AllToAll };
+enum class Collective {
+  AllGather,
+  AllReduce,
+  ReduceScatter,
+  AllToAll,
+  Permute
+};
 
 /// The bytes each device sends to run `collective`, as the runtime
 /// (lib/Runtime/Collectives.c) runs it, where L is the device's block of
 /// the operand (e elements) and n the size of the mesh axis: all_gather
 /// (n-1)L, all_reduce 2(n-1) ceil(e/n) elements (a reduce-scatter, then
-/// an all-gather), reduce_scatter and all_to_all (n-1)L/n, all_slice 0.
+/// an all-gather), reduce_scatter and all_to_all (n-1)L/n, all_slice 0,
+/// permute L (what a device with a target sends; without `cyclic`, the
+/// |shift| devices at the axis's end send nothing).
 int64_t bytesSentPerDevice(Operation *collective);
 /// The same for a collective of `kind` on a block of `elements` elements
 /// of `elementBytes` each, over a mesh axis of `n` devices.

@@ -280,6 +280,14 @@ void mlir::kina::populateKinaCollectivesToRuntimePatterns(
         return SmallVector<int64_t>{toOuter,   toBlock,    fromOuter,
                                     fromBlock, group.size, group.stride};
       });
+  patterns.add<CollectiveLowering<PermuteOp>>(
+      converter, context, KINA_COLLECTIVE_PREFIX "permute",
+      [](PermuteOp op, RankedTensorType input, Group group) {
+        return SmallVector<int64_t>{
+            input.getNumElements() * elementBytes(input.getElementType()),
+            static_cast<int64_t>(op.getShift()), op.getCyclic() ? 1 : 0,
+            group.size, group.stride};
+      });
   patterns.add<CollectiveLowering<ReduceScatterOp>>(
       converter, context, KINA_COLLECTIVE_PREFIX "reduce_scatter",
       [](ReduceScatterOp op, RankedTensorType input, Group group) {

@@ -110,9 +110,25 @@ func.func @scatter_and_move(%x: !kina.tensor<4x4xf32, @local>) -> !kina.tensor<6
   return %u : !kina.tensor<6x1xf32, @local>
 }
 
+// permute: one runtime call on the input's and a fresh buffer's
+// addresses, with the block's bytes, the shift, whether it wraps, and the
+// group (rows: 3 devices, stride 2).
+// CHECK-LABEL: func.func @shift_rows
+// CHECK-DAG: %[[BYTES:.*]] = arith.constant 48 : i64
+// CHECK-DAG: %[[SHIFT:.*]] = arith.constant -1 : i64
+// CHECK-DAG: %[[WRAP:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[SIZE:.*]] = arith.constant 3 : i64
+// CHECK-DAG: %[[STRIDE:.*]] = arith.constant 2 : i64
+// CHECK: call @kina_collective_permute(%{{.*}}, %{{.*}}, %[[BYTES]], %[[SHIFT]], %[[WRAP]], %[[SIZE]], %[[STRIDE]])
+func.func @shift_rows(%x: !kina.tensor<4x3xf32, @local>) -> !kina.tensor<4x3xf32, @local> {
+  %p = kina.permute %x[shift = -1, over = "rows", cyclic] : !kina.tensor<4x3xf32, @local> -> !kina.tensor<4x3xf32, @local>
+  return %p : !kina.tensor<4x3xf32, @local>
+}
+
 // One declaration per runtime function, on i64s; no mesh is left.
 // CHECK-NOT: kina.mesh
 // CHECK-DAG: func.func private @kina_collective_coordinate(i64, i64) -> i64
 // CHECK-DAG: func.func private @kina_collective_all_gather(i64, i64, i64, i64, i64)
 // CHECK-DAG: func.func private @kina_collective_all_to_all(i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @kina_collective_permute(i64, i64, i64, i64, i64, i64, i64)
 // CHECK-DAG: func.func private @kina_collective_all_reduce(i64, i64, i64, i64, i64, i64, i64)

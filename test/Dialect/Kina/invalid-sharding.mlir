@@ -187,3 +187,30 @@ func.func @zero_devices(%a: !kina.tensor<4xf32, @sharded(axis=0)>) {
   %1 = kina.all_slice %a[axis = 0, over = "x"] : !kina.tensor<4xf32, @sharded(axis=0)> -> !kina.tensor<4xf32, @sharded(axis=0)>
   return
 }
+
+// -----
+
+kina.mesh @mesh [pp = 4]
+func.func @permute_global(%a: !kina.tensor<4x8xf32, @sharded(axis=0, over=pp)>) {
+  // expected-error @below {{'kina.permute' op moves blocks between devices: it exists on per-device (@local) values only}}
+  %0 = kina.permute %a [shift = 1, over = "pp"] : !kina.tensor<4x8xf32, @sharded(axis=0, over=pp)> -> !kina.tensor<4x8xf32, @sharded(axis=0, over=pp)>
+  return
+}
+
+// -----
+
+kina.mesh @mesh [pp = 4]
+func.func @permute_by_zero(%a: !kina.tensor<4x8xf32, @local>) {
+  // expected-error @below {{'kina.permute' op shift 0 over 'pp' (size 4) must be nonzero and within (-4, 4)}}
+  %0 = kina.permute %a [shift = 0, over = "pp"] : !kina.tensor<4x8xf32, @local> -> !kina.tensor<4x8xf32, @local>
+  return
+}
+
+// -----
+
+kina.mesh @mesh [pp = 4]
+func.func @permute_too_far(%a: !kina.tensor<4x8xf32, @local>) {
+  // expected-error @below {{'kina.permute' op shift -4 over 'pp' (size 4) must be nonzero and within (-4, 4)}}
+  %0 = kina.permute %a [shift = -4, over = "pp", cyclic] : !kina.tensor<4x8xf32, @local> -> !kina.tensor<4x8xf32, @local>
+  return
+}

@@ -57,5 +57,9 @@ func.func @local_view(%x: !kina.tensor<4x2xf32, @local>) -> !kina.tensor<4x8xf32
   %r = kina.reduce_scatter %m [axis = 1, over = "vocab"] : !kina.tensor<2x8xf32, @local> -> !kina.tensor<2x2xf32, @local>
   // CHECK: kina.all_to_all %{{.*}}[from = 0, to = 1, over = "heads"] : !kina.tensor<2x2xf32, @local> -> !kina.tensor<4x1xf32, @local>
   %t = kina.all_to_all %r [from = 0, to = 1, over = "heads"] : !kina.tensor<2x2xf32, @local> -> !kina.tensor<4x1xf32, @local>
+  // CHECK: kina.permute %{{.*}}[shift = 1, over = "heads"] : !kina.tensor<4x1xf32, @local> -> !kina.tensor<4x1xf32, @local>
+  %p = kina.permute %t [shift = 1, over = "heads"] : !kina.tensor<4x1xf32, @local> -> !kina.tensor<4x1xf32, @local>
+  // CHECK: kina.permute %{{.*}}[shift = -3, over = "vocab", cyclic] : !kina.tensor<4x1xf32, @local> -> !kina.tensor<4x1xf32, @local>
+  %q = kina.permute %p [shift = -3, over = "vocab", cyclic] : !kina.tensor<4x1xf32, @local> -> !kina.tensor<4x1xf32, @local>
   return %g : !kina.tensor<4x8xf32, @local>
 }
