@@ -26,10 +26,24 @@ run "lit (dialect, frontend, lowering, transforms, C ABI)" \
 run "pytest (execution through the C ABI, Python API, validations)" \
   "$python" -m pytest -q -p no:cacheprovider -n auto --dist loadfile \
   test/Target test/python
-for notebook in examples/storylm0.ipynb examples/gpt.ipynb examples/train.ipynb \
-                examples/jit.ipynb; do
-  run "notebook $notebook" "$python" scripts/validate/run_notebook.py "$notebook"
+# The notebooks, two at a time (most of each is one core's compiling),
+# longest first; each one's output is printed whole once all have run.
+notebooks=(examples/gpt.ipynb examples/train.ipynb examples/jit.ipynb
+           examples/storylm0.ipynb)
+results=$(mktemp -d)
+printf '%s\n' "${notebooks[@]}" | xargs -P 2 -I{} bash -c '
+  out="$2/$(basename "$1" .ipynb)"; start=$SECONDS
+  if "$0" scripts/validate/run_notebook.py "$1" > "$out.log" 2>&1
+  then status=ok; else status=FAILED; fi
+  echo "$status ($((SECONDS - start)) s)" > "$out.status"' "$python" {} "$results"
+for notebook in "${notebooks[@]}"; do
+  out="$results/$(basename "$notebook" .ipynb)"
+  echo "== notebook $notebook"
+  cat "$out.log"
+  echo "== notebook $notebook: $(cat "$out.status")"
+  grep -q '^ok' "$out.status" || failed+=("notebook $notebook")
 done
+rm -rf "$results"
 # ASan + UBSan build, sanitized suites, generated code under ASan, fuzzers
 # (KINA_SKIP_HARDENING=1 skips it in a quick local loop).
 if [ "${KINA_SKIP_HARDENING:-0}" != 1 ]; then
