@@ -95,20 +95,16 @@ cycleError(const Schedule &schedule, const std::vector<size_t> &next,
         return producer.at(input);
     llvm_unreachable("a blocked rank waits for something");
   };
-  int64_t rank = 0;
-  while (next[rank] == schedule.ranks[rank].size())
-    ++rank;
-  std::vector<int64_t> seen;
-  while (!llvm::is_contained(seen, rank)) {
-    seen.push_back(rank);
-    rank = waitOf(rank).first;
-  }
+  int64_t first = 0;
+  while (next[first] == schedule.ranks[first].size())
+    ++first;
   std::vector<std::string> waits;
-  for (auto it = llvm::find(seen, rank); it != seen.end(); ++it) {
-    auto [other, awaited] = waitOf(*it);
+  for (int64_t rank :
+       waitCycle(first, [&](int64_t r) { return waitOf(r).first; })) {
+    auto [other, awaited] = waitOf(rank);
     waits.push_back(llvm::formatv(
-        "rank {0} waits at {1} for {2} of rank {3}", *it,
-        describeAction(schedule.ranks[*it][next[*it]], schedule.chunks),
+        "rank {0} waits at {1} for {2} of rank {3}", rank,
+        describeAction(schedule.ranks[rank][next[rank]], schedule.chunks),
         describeAction(awaited, schedule.chunks), other));
   }
   return llvm::createStringError(

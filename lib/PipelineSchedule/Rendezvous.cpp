@@ -185,17 +185,13 @@ llvm::Error mlir::kina::pipeline::checkRendezvous(const Schedule &schedule) {
                               message.from)};
     llvm_unreachable("a rank left waits for a transfer");
   };
-  int64_t rank = 0;
-  while (finished(rank))
-    ++rank;
-  std::vector<int64_t> seen;
-  while (!llvm::is_contained(seen, rank)) {
-    seen.push_back(rank);
-    rank = waitOf(rank).first;
-  }
+  int64_t first = 0;
+  while (finished(first))
+    ++first;
   std::vector<std::string> waits;
-  for (auto it = llvm::find(seen, rank); it != seen.end(); ++it)
-    waits.push_back(waitOf(*it).second);
+  for (int64_t rank :
+       waitCycle(first, [&](int64_t r) { return waitOf(r).first; }))
+    waits.push_back(waitOf(rank).second);
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
       "the schedule deadlocks when a send waits for its receive: " +

@@ -78,22 +78,21 @@ std::vector<Action> oneFOneBRank(int64_t stages, int64_t rank,
   return actions;
 }
 
-/// ZB-H1 (Qi et al. 2024, arXiv 2401.10241): 1F1B with the backward split
-/// into B and W, rank r running each W r backwards late, so that the W's
-/// fill the bubbles that 1F1B's cool-down leaves; the same activations in
-/// flight as 1F1B.
+/// ZB-H1 (Qi et al. 2024, arXiv 2401.10241): 1F1B with each backward
+/// split into B and W, rank r running each W r backwards late, so that the
+/// W's fill the bubbles that 1F1B's cool-down leaves; the same
+/// activations in flight as 1F1B.
 std::vector<Action> zeroBubbleH1Rank(int64_t stages, int64_t rank,
                                      int64_t microbatches) {
-  int64_t warmup = warmupForwards(stages, rank, microbatches);
   std::vector<Action> actions;
-  for (int64_t m = 0; m < warmup; ++m)
-    actions.push_back(forward(m));
   int64_t nextWeight = 0;
-  for (int64_t m = 0; m < microbatches; ++m) {
-    if (warmup + m < microbatches)
-      actions.push_back(forward(warmup + m));
-    actions.push_back({Phase::InputGradient, m, 0});
-    if (m >= rank)
+  for (const Action &action : oneFOneBRank(stages, rank, microbatches)) {
+    if (action.phase == Phase::Forward) {
+      actions.push_back(action);
+      continue;
+    }
+    actions.push_back({Phase::InputGradient, action.microbatch, 0});
+    if (action.microbatch >= rank)
       actions.push_back({Phase::WeightGradient, nextWeight++, 0});
   }
   while (nextWeight < microbatches)
@@ -420,6 +419,18 @@ mlir::kina::pipeline::parseSchedule(llvm::StringRef text) {
   if (llvm::Error failure = verifySchedule(schedule))
     return std::move(failure);
   return schedule;
+}
+
+std::vector<int64_t>
+mlir::kina::pipeline::waitCycle(int64_t start,
+                                llvm::function_ref<int64_t(int64_t)> waitsFor) {
+  std::vector<int64_t> seen;
+  int64_t rank = start;
+  while (!llvm::is_contained(seen, rank)) {
+    seen.push_back(rank);
+    rank = waitsFor(rank);
+  }
+  return std::vector<int64_t>(llvm::find(seen, rank), seen.end());
 }
 
 std::vector<int64_t>

@@ -19,6 +19,7 @@
 #ifndef KINA_PIPELINESCHEDULE_SCHEDULE_H
 #define KINA_PIPELINESCHEDULE_SCHEDULE_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -96,6 +97,12 @@ void printSchedule(const Schedule &schedule, llvm::raw_ostream &os);
 /// Reads what printSchedule writes (kind Custom unless the header names a
 /// generated one) and verifies it; errors give the line.
 llvm::Expected<Schedule> parseSchedule(llvm::StringRef text);
+
+/// The ranks of the cycle reached by following `waitsFor` (the rank a
+/// blocked rank waits for) from `start`, in the order they wait; every
+/// rank followed must be blocked, so that a cycle is reached.
+std::vector<int64_t> waitCycle(int64_t start,
+                               llvm::function_ref<int64_t(int64_t)> waitsFor);
 
 /// Per rank, the most microbatch-chunks whose forward has run and whose
 /// input gradient (B, or B+W) has not: the activations a rank holds.
