@@ -69,7 +69,11 @@ class TwoHosts:
                        "kina-host-b")]
         self.made = []
         self.directory = directory
-        (a_ns, a_dev, _, _), (b_ns, b_dev, _, _) = self.hosts
+
+    def make(self):
+        """The namespaces, the veth pair, the agent and the hostfile."""
+        (_, a_dev, _, _), (_, b_dev, _, _) = self.hosts
+        directory = self.directory
         for ns, _, _, _ in self.hosts:
             ip("netns", "add", ns)
             self.made.append(ns)
@@ -127,6 +131,9 @@ class TwoHosts:
                     pass
         for ns in self.made:  # the veth goes with its namespace
             ip("netns", "del", ns, check=False)
+        # A pair made but never moved into them stays here: delete it too.
+        if ip("link", "show", self.hosts[0][1], check=False).returncode == 0:
+            ip("link", "del", self.hosts[0][1], check=False)
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +148,16 @@ def hosts(tmp_path_factory):
                     made.stderr.strip())
     ip("netns", "del", probe, check=False)
     two = TwoHosts(tmp_path_factory.mktemp("hosts"))
+    try:
+        two.make()
+        # Each host's own hostname needs a UTS namespace too.
+        subprocess.run(["ip", "netns", "exec", two.hosts[1][0], "unshare",
+                        "--uts", "hostname", "kina-probe"], check=True,
+                       capture_output=True, text=True, timeout=30)
+    except subprocess.CalledProcessError as error:
+        two.close()
+        pytest.skip("cannot make two hosts here: `%s` failed: %s" % (
+            " ".join(error.cmd), (error.stderr or "").strip()))
     yield two
     two.close()
     assert not any(h[0] in ip("netns", "list").stdout for h in two.hosts)
