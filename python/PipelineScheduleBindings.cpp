@@ -98,4 +98,36 @@ void bindPipelineSchedule(py::module_ &m) {
       py::arg("text"),
       "'' when the schedule's transfers finish with unbuffered sends; "
       "otherwise the cycle of waits.");
+  m.def(
+      "pipeline_programs",
+      [](const std::string &source) {
+        Schedule schedule = orThrow(parseSchedule(source));
+        auto action = [](const Action &a) {
+          return py::make_tuple(phaseLetter(a.phase).str(), a.microbatch,
+                                a.chunk);
+        };
+        auto messages = [&](const std::vector<Message> &list) {
+          py::list out;
+          for (const Message &m : list)
+            out.append(py::make_tuple(action(m.producedBy), m.from, m.to));
+          return out;
+        };
+        py::list ranks;
+        for (const auto &program : lowerToPrograms(schedule)) {
+          py::list steps;
+          for (const ProgramStep &step : program)
+            steps.append(
+                py::make_tuple(messages(step.sends), messages(step.receives),
+                               messages(step.awaits),
+                               step.compute ? py::object(action(*step.compute))
+                                            : py::object(py::none())));
+          ranks.append(steps);
+        }
+        return ranks;
+      },
+      py::arg("text"),
+      "Each rank's program (Rendezvous.h): per step (sends, receives, "
+      "awaits, compute), a message as ((phase, microbatch, chunk) of its "
+      "producer, from rank, to rank), compute as (phase, microbatch, chunk) "
+      "or None.");
 }

@@ -221,6 +221,79 @@ static int32_t agree(const struct kina_device *device, int32_t status) {
   return all;
 }
 
+/* A pipeline's transfers (kina.pipelining): each send is synchronous
+   (MPI_Issend completes only once its receive is matched), so a schedule
+   runs only if it needs no buffering, as Rendezvous.h proves it does not.
+   Requests live in a fixed table; a handle is its index. */
+#define KINA_MPI_MAX_PENDING 256
+
+static MPI_Request pending[KINA_MPI_MAX_PENDING];
+static int64_t pending_bytes[KINA_MPI_MAX_PENDING]; /* sent; 0: a receive */
+
+static int64_t free_slot(void) {
+  for (int64_t i = 0; i < KINA_MPI_MAX_PENDING; ++i)
+    if (pending[i] == MPI_REQUEST_NULL)
+      return i;
+  fprintf(stderr, "kina mpi rank %d: more than %d transfers pending\n",
+          run.device.rank, KINA_MPI_MAX_PENDING);
+  return -1;
+}
+
+static int valid_transfer(int64_t bytes, int32_t peer, int32_t tag) {
+  int *upper = NULL, found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upper, &found);
+  return bytes >= 0 && bytes <= INT_MAX && peer >= 0 &&
+         peer < run.device.size && tag >= 0 && found && tag <= *upper;
+}
+
+/* Starts receiving `bytes` from world rank `from`: a handle, or -1. */
+KINA_MPI_EXPORT int64_t kina_mpi_post_receive(void *recv, int64_t bytes,
+                                              int32_t from, int32_t tag) {
+  int64_t slot = valid_transfer(bytes, from, tag) ? free_slot() : -1;
+  if (slot < 0)
+    return -1;
+  int code = MPI_Irecv(recv, (int)bytes, MPI_BYTE, from, tag, MPI_COMM_WORLD,
+                       &pending[slot]);
+  if (code != MPI_SUCCESS) {
+    report("MPI_Irecv", code);
+    return -1;
+  }
+  pending_bytes[slot] = 0;
+  return slot;
+}
+
+/* Starts sending `bytes` to world rank `to`: a handle, or -1. */
+KINA_MPI_EXPORT int64_t kina_mpi_post_send(const void *send, int64_t bytes,
+                                           int32_t to, int32_t tag) {
+  int64_t slot = valid_transfer(bytes, to, tag) ? free_slot() : -1;
+  if (slot < 0)
+    return -1;
+  int code = MPI_Issend(send, (int)bytes, MPI_BYTE, to, tag, MPI_COMM_WORLD,
+                        &pending[slot]);
+  if (code != MPI_SUCCESS) {
+    report("MPI_Issend", code);
+    return -1;
+  }
+  pending_bytes[slot] = bytes;
+  return slot;
+}
+
+/* Waits for a transfer; a completed send counts its bytes as moved. */
+KINA_MPI_EXPORT int32_t kina_mpi_wait(int64_t handle) {
+  if (handle < 0 || handle >= KINA_MPI_MAX_PENDING ||
+      pending[handle] == MPI_REQUEST_NULL)
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  double start = now();
+  int code = MPI_Wait(&pending[handle], MPI_STATUS_IGNORE);
+  run.collective_seconds += now() - start;
+  if (code != MPI_SUCCESS) {
+    report("MPI_Wait", code);
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  }
+  run.bytes_moved += pending_bytes[handle];
+  return KINA_STATUS_OK;
+}
+
 /* Initializes MPI (once) and returns this rank's device, or NULL. Errors
    return to the caller instead of aborting inside MPI. */
 KINA_MPI_EXPORT const struct kina_device *kina_mpi_open(int32_t threads) {
@@ -240,6 +313,8 @@ KINA_MPI_EXPORT const struct kina_device *kina_mpi_open(int32_t threads) {
   run.device.agree = agree;
   run.device.all_to_all = all_to_all;
   run.device.send_recv = send_recv;
+  for (int i = 0; i < KINA_MPI_MAX_PENDING; ++i)
+    pending[i] = MPI_REQUEST_NULL;
   return &run.device;
 }
 

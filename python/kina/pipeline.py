@@ -98,8 +98,9 @@ class Schedule:
 class Clock:
     """A schedule's timeline: per rank, (action, start, end) in order."""
 
-    def __init__(self, schedule, makespan, ranks):
+    def __init__(self, schedule, makespan, ranks, unit="logical time"):
         self.schedule = schedule
+        self.unit = unit  # of makespan and the intervals
         self.makespan = makespan
         self.ranks = [[(action, start, end)
                        for action, (start, end) in zip(actions, intervals)]
@@ -123,8 +124,11 @@ class Clock:
         import matplotlib.pyplot as plt
         from matplotlib.patches import Patch
         s = self.schedule
+        # About 0.35 inch per unit-cost action, whatever the clock's unit.
+        width = (self.makespan if self.unit == "logical time"
+                 else 1.3 * max(len(actions) for actions in s.ranks))
         figure, axes = plt.subplots(
-            figsize=(min(2 + 0.35 * self.makespan, 24), 0.55 * s.stages + 1.2))
+            figsize=(min(2 + 0.35 * width, 24), 0.55 * s.stages + 1.2))
         for rank, intervals in enumerate(self.ranks):
             for action, start, end in intervals:
                 axes.barh(rank, end - start, left=start, height=0.8,
@@ -140,7 +144,7 @@ class Clock:
         axes.set_yticklabels(["rank %d" % r for r in range(s.stages)])
         axes.invert_yaxis()
         axes.set_xlim(0, self.makespan * 1.12)
-        axes.set_xlabel("logical time")
+        axes.set_xlabel(self.unit)
         phases = sorted({a.phase for rank in s.ranks for a in rank},
                         key=list(_PHASE_COLOURS).index)
         axes.legend(handles=[Patch(color=_PHASE_COLOURS[p], label=p)

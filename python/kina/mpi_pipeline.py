@@ -1,0 +1,203 @@
+"""Runs one pipelined training step (kina.pipelining) on MPI ranks, one
+rank per pipeline rank, each running its own program:
+
+    mpirun -n S python3 -m kina.mpi_pipeline PROGRAM.kina INPUTS.npz \\
+        OUTPUT.npz --stages f0,f1,... --batch x,y --schedule 1f1b \\
+        --microbatches M [--chunks V] [--repeat K]
+
+INPUTS.npz holds every weight and batch array by name (the batch at the
+whole step's size). Every rank compiles PROGRAM (with $KINA_CACHE_DIR set,
+one compile serves all). Each transfer is an MPI_Issend, complete only
+once its receive is matched: no schedule here relies on MPI buffering.
+OUTPUT.npz (rank 0) holds `loss`, `losses` (per microbatch), `grad_<w>`
+for each weight, `bytes_moved` (summed over ranks), `seconds` (the
+median step of --repeat), and per rank `trace_<r>` (rows of start, end
+seconds of its actions, in its schedule's order).
+
+A rank that fails says why on stderr and ends the whole job.
+"""
+
+import argparse
+import ctypes
+import sys
+import time
+
+import numpy as np
+
+import kina
+from . import pipelining as _pipelining
+from .files import atomic_writer
+from .mpi import _Backend, _say
+
+# Results to rank 0 use tags above every step's transfer tags.
+_RESULT_TAG_BASE = 1 << 14
+
+
+class _MpiTransfers:
+    """kina.pipelining's transfers over MPI (lib/MPI/KinaMPI.c)."""
+
+    def __init__(self, backend, pipeline):
+        self.lib = backend.lib
+        self.pipeline = pipeline
+        self.handles = {}  # message -> (handle, buffer)
+
+    def _check(self, handle, what):
+        if handle < 0:
+            raise RuntimeError("could not start %s" % what)
+        return handle
+
+    def post(self, message, buffer):
+        _, source, _ = message
+        handle = self.lib.kina_mpi_post_receive(
+            buffer.ctypes.data, buffer.nbytes, source,
+            self.pipeline.message_tag(message))
+        self.handles[message] = (self._check(handle, "a receive"), buffer)
+
+    def send_all(self, messages, describe):
+        started = []
+        for message, array in messages:
+            array = np.ascontiguousarray(array)
+            handle = self.lib.kina_mpi_post_send(
+                array.ctypes.data, array.nbytes, message[2],
+                self.pipeline.message_tag(message))
+            started.append((self._check(handle, "to send " +
+                                        describe(message)), array, message))
+        for handle, _, message in started:
+            if self.lib.kina_mpi_wait(handle) != 0:
+                raise RuntimeError("sending %s failed" % describe(message))
+
+    def receive(self, message, describe):
+        handle, buffer = self.handles.pop(message)
+        if self.lib.kina_mpi_wait(handle) != 0:
+            raise RuntimeError("receiving %s failed" % describe(message))
+        return buffer
+
+
+def _bind(lib):
+    lib.kina_mpi_post_receive.restype = ctypes.c_int64
+    lib.kina_mpi_post_receive.argtypes = [ctypes.c_void_p, ctypes.c_int64,
+                                          ctypes.c_int32, ctypes.c_int32]
+    lib.kina_mpi_post_send.restype = ctypes.c_int64
+    lib.kina_mpi_post_send.argtypes = [ctypes.c_void_p, ctypes.c_int64,
+                                       ctypes.c_int32, ctypes.c_int32]
+    lib.kina_mpi_wait.restype = ctypes.c_int32
+    lib.kina_mpi_wait.argtypes = [ctypes.c_int64]
+
+
+def _to_rank_zero(backend, rank, arrays, layouts):
+    """Rank 0 gets each rank's arrays (in `layouts` order per rank:
+    (owner rank, shape, dtype)); returns them there, [] elsewhere."""
+    lib, out, handles = backend.lib, [], []
+    for i, (owner, shape, dtype) in enumerate(layouts):
+        if owner == 0 or (rank != 0 and rank != owner):
+            continue
+        if rank == 0:
+            buffer = np.empty(shape, dtype=dtype)
+            handles.append((lib.kina_mpi_post_receive(
+                buffer.ctypes.data, buffer.nbytes, owner,
+                _RESULT_TAG_BASE + i), buffer))
+        else:
+            array = np.ascontiguousarray(arrays[i])
+            handles.append((lib.kina_mpi_post_send(
+                array.ctypes.data, array.nbytes, 0, _RESULT_TAG_BASE + i),
+                array))
+    for handle, buffer in handles:
+        if handle < 0 or lib.kina_mpi_wait(handle) != 0:
+            raise RuntimeError("gathering the results on rank 0 failed")
+    received = iter(buffer for _, buffer in handles)
+    return [arrays[i] if owner == 0 else next(received)
+            for i, (owner, _, _) in enumerate(layouts)] if rank == 0 else []
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 -m kina.mpi_pipeline",
+        description=__doc__.split("\n\n")[0])
+    parser.add_argument("program")
+    parser.add_argument("inputs")
+    parser.add_argument("output")
+    parser.add_argument("--stages", required=True,
+                        help="the stage functions, comma-separated")
+    parser.add_argument("--batch", required=True,
+                        help="the batch parameters, comma-separated")
+    parser.add_argument("--schedule", default="1f1b",
+                        help="gpipe, 1f1b, interleaved or zb-h1")
+    parser.add_argument("--microbatches", type=int, default=4)
+    parser.add_argument("--chunks", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be >= 1")
+    backend = _Backend(1)
+    _bind(backend.lib)
+    try:
+        return _run(args, backend)
+    except BaseException as error:  # never leave the other ranks waiting
+        _say(backend.rank, "%s: %s" % (type(error).__name__, error))
+        backend.lib.kina_mpi_abort(1)
+        raise
+
+
+def _run(args, backend):
+    with open(args.program) as f:
+        source = f.read()
+    pipe = _pipelining.Pipeline(
+        source, args.stages.split(","), args.batch.split(","),
+        schedule=args.schedule, microbatches=args.microbatches,
+        chunks=args.chunks, filename=args.program)
+    s, rank = pipe.schedule, backend.rank
+    if backend.size != s.stages:
+        raise ValueError("the %s schedule has %d ranks, but mpirun started "
+                         "%d" % (s.kind, s.stages, backend.size))
+    with np.load(args.inputs) as data:
+        arrays = {name: data[name] for name in data.files}
+    pipe.check_weights(arrays, ranks={rank})
+    batch = pipe.split_batch(arrays)
+    transfers = _MpiTransfers(backend, pipe)
+    seconds = []
+    for _ in range(args.repeat):
+        outcome = _pipelining._Outcome(s)
+        backend.agree(False)  # every rank starts the step together
+        start = time.perf_counter()
+        pipe.run_rank(rank, arrays, batch, transfers, outcome, start)
+        seconds.append(time.perf_counter() - start)
+    result = outcome.result()
+
+    # Rank 0 gathers every rank's share: the losses (the last stage's
+    # rank), each gradient (its stage's rank), each rank's trace.
+    last = (s.stages * s.chunks - 1) % s.stages
+    weights = [(w, stage.index % s.stages, p)
+               for stage in pipe._stages for w in stage.weights
+               for p in stage.params if p.name == w]
+    layouts = [(last, (s.microbatches,), np.float64)]
+    layouts += [(owner, tuple(p.shape), _pipelining.gradient_dtype(p))
+                for _, owner, p in weights]
+    layouts += [(r, (len(s.ranks[r]), 2), np.float64) for r in range(s.stages)]
+    mine = [np.array(result.losses if rank == last else
+                     [0.0] * s.microbatches, dtype=np.float64)]
+    mine += [result.gradients.get(
+        w, np.zeros(p.shape, _pipelining.gradient_dtype(p)))
+        for w, _, p in weights]
+    mine += [np.array([(a, b) for _, a, b in result.trace.ranks[r]]
+                      if r == rank else np.zeros((len(s.ranks[r]), 2)),
+                      dtype=np.float64) for r in range(s.stages)]
+    moved = backend.allgather(np.int64(
+        backend.lib.kina_mpi_bytes_moved())).sum() // args.repeat
+    gathered = _to_rank_zero(backend, rank, mine, layouts)
+    if rank == 0:
+        losses = gathered[0]
+        out = {"loss": _pipelining.mean_loss(losses),
+               "losses": losses, "bytes_moved": np.int64(moved),
+               "seconds": np.float64(np.median(seconds))}
+        for (w, _, _), g in zip(weights, gathered[1:1 + len(weights)]):
+            out["grad_" + w] = g
+        for r, t in enumerate(gathered[1 + len(weights):]):
+            out["trace_%d" % r] = t
+        with atomic_writer(args.output) as f:
+            np.savez(f, **out)
+    backend.lib.kina_mpi_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

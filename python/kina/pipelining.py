@@ -1,0 +1,514 @@
+"""A training step split into pipeline stages, run by a schedule.
+
+    pipe = kina.pipelining.Pipeline(source, stages=["embed", "block", "head"],
+                                    batch=["tokens", "targets"],
+                                    schedule="1f1b", microbatches=8)
+    result = pipe.step(weights, batch)      # one rank per stage, threads
+    result.loss, result.gradients           # mean over microbatches
+    result.trace.gantt("1f1b.png")          # what each rank did, in seconds
+    print(pipe.programs())                  # per rank, its calls and transfers
+
+Each stage is a function of the program, run on its own rank (with
+interleaving, rank r runs stages r, r + S, ...: its chunks). Stage k > 0
+takes stage k-1's result as its first parameter; the last stage returns
+the microbatch's rank-0 loss. Parameters named in `batch` are cut into
+`microbatches` equal slices along their first dimension (the functions
+are written at a microbatch's size); every other parameter is a weight of
+its stage (named once in the whole pipeline). The backward of each stage
+is the language's reverseMode of it, added to the program by this module
+(its forward recomputed inside it: the schedule's model counts it), and
+the step's gradient of each weight is the sum over microbatches, in
+microbatch order, times 1/M: the mean loss's gradient.
+
+Each rank runs the program `kina.pipeline` lowers its schedule to (post
+receives, send, wait, compute), every send waiting for its receive, so a
+schedule that passes `Schedule.check_deadlock` runs here as on MPI.
+"""
+
+import re
+import threading
+import time
+
+import numpy as np
+
+from . import pipeline as _pipeline
+from .bfloat16 import from_bf16
+from .pipeline import ScheduleError
+from .tracing import ELEMENT_TYPES
+
+# The signature's element type names ("f32", "bf16": its 16-bit words).
+_NUMPY_DTYPES = {name.lower(): dtype for dtype, name in ELEMENT_TYPES.items()}
+
+# The names of the functions this module adds: a stage's whole backward,
+# its input gradient and its weight gradient.
+_BACKWARD = "kina_pipeline_backward_%d"
+_INPUT_GRADIENT = "kina_pipeline_input_gradient_%d"
+_WEIGHT_GRADIENT = "kina_pipeline_weight_gradient_%d"
+
+# How long a rank waits for a transfer before the step fails.
+DEFAULT_TIMEOUT_SECONDS = 60.0
+
+
+class PipelineError(RuntimeError):
+    """A pipeline that cannot be built or a step that failed: the message
+    names the stage, the rank and the action."""
+
+
+def _type(param):
+    """A parameter's type as the program writes it: `F32 [4, 8]`."""
+    return "%s %s" % (param.dtype.upper(), list(param.shape))
+
+
+def gradient_dtype(param):
+    """The dtype a weight's gradient accumulates in: its own, but F32 for
+    BF16 (whose gradients are 16-bit words)."""
+    return np.float32 if param.dtype == "bf16" else _NUMPY_DTYPES[param.dtype]
+
+
+def mean_loss(losses):
+    """The step's loss: the microbatches' losses summed in float64 in
+    microbatch order, over M."""
+    total = np.float64(0)
+    for loss in losses:
+        total += np.float64(loss)
+    return total / len(losses)
+
+
+class _Stage:
+    """One virtual stage: its function, its parameters' roles."""
+
+    def __init__(self, index, signature, batch, last):
+        self.index, self.name, self.last = index, signature.name, last
+        self.params = signature.params
+        self.result = signature.result
+        self.activation = self.params[0].name if index > 0 else None
+        self.weights = [p.name for p in self.params
+                        if p.name != self.activation and p.name not in batch]
+        self.batch = [p.name for p in self.params if p.name in batch]
+
+    def arguments(self, weights, batch, microbatch, activation):
+        """The stage's arguments for one microbatch, in its order."""
+        out = []
+        for p in self.params:
+            if p.name == self.activation:
+                out.append(activation)
+            elif p.name in self.batch:
+                out.append(batch[p.name][microbatch])
+            else:
+                out.append(weights[p.name])
+        return out
+
+
+def _gradient_source(stage):
+    """The reverseMode definitions of a stage's backward, its input
+    gradient and its weight gradient (those it has)."""
+    lines = []
+    def define(name, wrt):
+        lines.append("fn %s = reverseMode(%s, wrt=[%s])" % (
+            name % stage.index, stage.name, ", ".join(wrt)))
+    inputs = [stage.activation] if stage.activation else []
+    if stage.weights or inputs:
+        define(_BACKWARD, stage.weights + inputs)
+    if inputs:
+        define(_INPUT_GRADIENT, inputs)
+    if stage.weights:
+        define(_WEIGHT_GRADIENT, stage.weights)
+    return "\n".join(lines)
+
+
+class _Transfers:
+    """Messages between the ranks' threads. A send completes once its
+    receiver has posted the receive (as MPI may do for a large message);
+    a failure anywhere wakes every rank."""
+
+    def __init__(self, timeout):
+        self.timeout = timeout
+        self.condition = threading.Condition()
+        self.posted = set()   # receives posted, not yet delivered
+        self.arrived = {}     # message -> its array
+        self.failure = None
+        self.bytes_moved = 0
+
+    def fail(self, why):
+        with self.condition:
+            if self.failure is None:
+                self.failure = why
+            self.condition.notify_all()
+
+    def _wait(self, ready, what):
+        deadline = time.monotonic() + self.timeout
+        while not ready():
+            if self.failure is not None:
+                raise _Abandoned()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise PipelineError("waited %g s %s" % (self.timeout, what))
+            self.condition.wait(left)
+
+    def post(self, message, buffer=None):
+        with self.condition:
+            self.posted.add(message)
+            self.condition.notify_all()
+
+    def send_all(self, messages, describe):
+        """Sends each (message, array) pair; returns once all are taken."""
+        with self.condition:
+            for message, array in messages:
+                self._wait(lambda: message in self.posted,
+                           "to send %s" % describe(message))
+                self.posted.discard(message)
+                self.arrived[message] = array
+                self.bytes_moved += array.nbytes
+            self.condition.notify_all()
+
+    def receive(self, message, describe):
+        with self.condition:
+            self._wait(lambda: message in self.arrived,
+                       "to receive %s" % describe(message))
+            return self.arrived.pop(message)
+
+
+class _Abandoned(Exception):
+    """Another rank failed: this one stops without an error of its own."""
+
+
+class StepResult:
+    """One step: the mean loss over microbatches, each weight's gradient,
+    each microbatch's loss, the wall-clock trace per rank (a
+    kina.pipeline.Clock in seconds) and the bytes sent between ranks."""
+
+    def __init__(self, loss, gradients, losses, trace, bytes_moved=0):
+        self.loss, self.gradients = loss, gradients
+        self.losses, self.trace = losses, trace
+        self.bytes_moved = bytes_moved
+
+
+class Pipeline:
+    """A program's functions as the stages of a pipeline, compiled once
+    with their backward; `step` runs one training step."""
+
+    def __init__(self, source, stages, batch, schedule="1f1b",
+                 microbatches=4, chunks=0, filename="<pipeline>",
+                 num_threads=1, timeout=DEFAULT_TIMEOUT_SECONDS,
+                 cache_dir=None):
+        import kina
+        if isinstance(schedule, _pipeline.Schedule):
+            self.schedule = schedule
+        else:
+            per_rank = chunks or (2 if schedule == "interleaved" else 1)
+            if len(stages) % per_rank:
+                raise PipelineError(
+                    "%s with %d chunks per rank needs a multiple of %d stage "
+                    "functions; %d are named" % (schedule, per_rank,
+                                                 per_rank, len(stages)))
+            self.schedule = _pipeline.schedule(
+                schedule, len(stages) // per_rank, microbatches, chunks)
+        s = self.schedule
+        if len(stages) != s.stages * s.chunks:
+            raise PipelineError(
+                "the %s schedule has %d stages x %d chunks = %d virtual "
+                "stages, but %d stage functions are named (%s)" % (
+                    s.kind, s.stages, s.chunks, s.stages * s.chunks,
+                    len(stages), ", ".join(stages)))
+        if len(set(stages)) != len(stages):
+            raise PipelineError("a function is named as two stages: %s" %
+                                ", ".join(stages))
+        self.batch_names = list(batch)
+        self.timeout = timeout
+        forward = kina.compile(source, filename, cache_dir=cache_dir)
+        self._stages = self._check_stages(forward, stages)
+        self.source = source.rstrip("\n") + "\n\n" + "\n".join(
+            _gradient_source(stage) for stage in self._stages) + "\n"
+        self.module = kina.compile(self.source, filename,
+                                   num_threads=num_threads,
+                                   cache_dir=cache_dir)
+        self._programs = _pipeline._checked(_pipeline._kina.pipeline_programs,
+                                            s.text)
+        cycle = s.deadlock()
+        if cycle:
+            raise ScheduleError(cycle)
+
+    def _check_stages(self, module, names):
+        """The stages, each checked against its neighbours."""
+        stages = []
+        for index, name in enumerate(names):
+            if name not in module.functions:
+                raise PipelineError("stage %d: no function %r in the program "
+                                    "(it has: %s)" % (index, name,
+                                                      ", ".join(module.functions)))
+            stage = _Stage(index, module.functions[name], self.batch_names,
+                           index == len(names) - 1)
+            if not hasattr(stage.result, "dtype"):  # a tuple of results
+                raise PipelineError("stage %d (%s) returns %d results; a "
+                                    "stage returns one" % (
+                                        index, name, len(stage.result)))
+            if stage.last and (stage.result.shape or
+                               stage.result.dtype not in ("f32", "f64")):
+                raise PipelineError(
+                    "the last stage (%s) returns %s; it must return the "
+                    "microbatch's loss, a rank-0 F32 or F64" % (
+                        name, _type(stage.result)))
+            if index > 0:
+                before, first = stages[-1], stage.params[0] if stage.params \
+                    else None
+                if first is None or first.name in self.batch_names or (
+                        first.dtype, list(first.shape)) != (
+                        before.result.dtype, list(before.result.shape)):
+                    raise PipelineError(
+                        "stage %d (%s) must take stage %d's result (%s) as "
+                        "its first parameter; it takes %s" % (
+                            index, name, index - 1, _type(before.result),
+                            "nothing" if first is None else "%s: %s" % (
+                                first.name, _type(first))))
+            stages.append(stage)
+        seen = {}
+        for stage in stages:
+            for weight in stage.weights:
+                if weight in seen:
+                    raise PipelineError(
+                        "weight %r is a parameter of stages %d and %d; a "
+                        "weight belongs to one stage (rename one)" % (
+                            weight, seen[weight], stage.index))
+                seen[weight] = stage.index
+        unused = set(self.batch_names) - {n for s in stages for n in s.batch}
+        if unused:
+            raise PipelineError("batch names no stage takes: %s" %
+                                ", ".join(sorted(unused)))
+        return stages
+
+    @property
+    def weights(self):
+        """Every weight's name, stage by stage."""
+        return [w for stage in self._stages for w in stage.weights]
+
+    def _describe(self, message):
+        (phase, microbatch, chunk), source, target = message
+        what = "activation" if phase == "F" else "cotangent"
+        return "%s%d%s's %s from rank %d to rank %d" % (
+            phase, microbatch, "/%d" % chunk if self.schedule.chunks > 1
+            else "", what, source, target)
+
+    def programs(self):
+        """Each rank's program as text: its receives, sends and calls."""
+        lines = []
+        s = self.schedule
+        for rank, program in enumerate(self._programs):
+            lines.append("rank %d:" % rank)
+            for sends, receives, awaits, compute in program:
+                for m in receives:
+                    lines.append("  post receive %s" % self._describe(m))
+                for m in sends:
+                    lines.append("  send %s" % self._describe(m))
+                for m in awaits:
+                    lines.append("  wait for %s" % self._describe(m))
+                if compute:
+                    phase, mb, chunk = compute
+                    stage = self._stages[chunk * s.stages + rank]
+                    function = {"F": stage.name,
+                                "BW": _BACKWARD % stage.index,
+                                "B": _INPUT_GRADIENT % stage.index,
+                                "W": _WEIGHT_GRADIENT % stage.index}[phase]
+                    lines.append("  %s%d: call @%s on microbatch %d" % (
+                        phase, mb, function, mb))
+        return "\n".join(lines)
+
+    def split_batch(self, batch):
+        """Each batch array cut into microbatches, checked."""
+        M = self.schedule.microbatches
+        split = {}
+        for name in self.batch_names:
+            if name not in batch:
+                raise PipelineError("the batch has no %r" % name)
+            array = np.asarray(batch[name])
+            param = next(p for stage in self._stages for p in stage.params
+                         if p.name == name)
+            want = [M * param.shape[0]] + list(param.shape[1:]) \
+                if param.shape else None
+            if want is None or list(array.shape) != want:
+                raise PipelineError(
+                    "batch %r has shape %s; %d microbatches of %s need %s" %
+                    (name, list(array.shape), M, list(param.shape), want))
+            split[name] = [np.ascontiguousarray(part)
+                           for part in np.split(array, M)]
+        return split
+
+    def message_buffer(self, message):
+        """An empty array for what `message` carries: a forward's
+        activation (its stage's result) or a backward's cotangent (its
+        stage's first parameter)."""
+        (phase, _, chunk), source, _ = message
+        stage = self._stages[chunk * self.schedule.stages + source]
+        param = stage.result if phase == "F" else stage.params[0]
+        return np.empty(param.shape, dtype=_NUMPY_DTYPES[param.dtype])
+
+    def message_tag(self, message):
+        """A number unique to `message` among one step's transfers."""
+        (phase, microbatch, chunk), _, _ = message
+        return (microbatch * self.schedule.chunks + chunk) * 4 + \
+            "F BW B W".split().index(phase)
+
+    def check_weights(self, weights, ranks=None):
+        """Raises PipelineError when a weight the ranks' stages need is
+        missing or of another shape or dtype."""
+        for stage in self._stages:
+            if ranks is not None and \
+                    stage.index % self.schedule.stages not in ranks:
+                continue
+            for p in stage.params:
+                if p.name not in stage.weights:
+                    continue
+                if p.name not in weights:
+                    raise PipelineError("no value for weight %r of stage %d "
+                                        "(%s)" % (p.name, stage.index,
+                                                  stage.name))
+                array = np.asarray(weights[p.name])
+                want = _NUMPY_DTYPES[p.dtype]
+                if array.dtype != want or array.shape != tuple(p.shape):
+                    raise PipelineError(
+                        "weight %r of stage %d (%s) is %s %s; it is declared "
+                        "%s %s" % (p.name, stage.index, stage.name,
+                                   array.dtype, list(array.shape), want,
+                                   list(p.shape)))
+
+    def step(self, weights, batch):
+        """One training step on the simulator (a thread per rank): the mean
+        loss and each weight's gradient, as `StepResult`."""
+        self.check_weights(weights)
+        split = self.split_batch(batch)
+        s = self.schedule
+        transfers = _Transfers(self.timeout)
+        outcome = _Outcome(s)
+        errors = []
+        origin = time.perf_counter()
+
+        def run(rank):
+            try:
+                self.run_rank(rank, weights, split, transfers, outcome,
+                              origin)
+            except _Abandoned:
+                pass
+            except Exception as error:  # a rank's failure ends the step
+                errors.append((rank, error))
+                transfers.fail(str(error))
+
+        threads = [threading.Thread(target=run, args=(r,))
+                   for r in range(s.stages)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            rank, error = errors[0]  # the first to fail; the rest stopped
+            raise PipelineError("rank %d: %s" % (rank, error)) from error
+        result = outcome.result()
+        result.bytes_moved = transfers.bytes_moved
+        return result
+
+    def run_rank(self, rank, weights, batch, transfers, outcome, origin):
+        """Rank `rank`'s program: its transfers through `transfers`, its
+        losses, gradients and trace into `outcome`."""
+        s = self.schedule
+        kept = ({}, {})  # (stage, microbatch) -> its input; its cotangent
+        produced = {}    # action -> what it sends
+        describe = self._describe
+
+        for sends, receives, awaits, compute in self._programs[rank]:
+            for message in receives:
+                transfers.post(message, self.message_buffer(message))
+            transfers.send_all([(message, produced.pop(message[0]))
+                                for message in sends], describe)
+            received = [transfers.receive(message, describe)
+                        for message in awaits]
+            if compute is None:
+                continue
+            phase, mb, chunk = compute
+            stage = self._stages[chunk * s.stages + rank]
+            start = time.perf_counter() - origin
+            try:
+                sent = self._act(stage, phase, mb, received, weights, batch,
+                                 kept, outcome)
+            except Exception as error:
+                raise PipelineError("%s (%s on microbatch %d): %s" % (
+                    self.schedule.label(_pipeline.Action(*compute)),
+                    stage.name, mb, error)) from error
+            if sent is not None:
+                produced[tuple(compute)] = sent
+            outcome.trace[rank].append(
+                (compute, start, time.perf_counter() - origin))
+
+
+    def _act(self, stage, phase, mb, received, weights, batch, kept,
+             outcome):
+        """Runs one action of `stage`; returns what it sends, if anything.
+        `kept`: each (stage, microbatch)'s input activation until its
+        backward, and a B's cotangent until its W."""
+        m = self.module
+        saved, cotangents = kept
+        key = (stage.index, mb)
+        if phase == "F":
+            x = received[0] if stage.activation else None
+            saved[key] = x
+            out = getattr(m, stage.name)(
+                *stage.arguments(weights, batch, mb, x))
+            if stage.last:
+                outcome.losses[mb] = float(out)
+                return None
+            return out
+        args = stage.arguments(weights, batch, mb, saved[key])
+        if phase == "W":
+            dy = cotangents.pop(key)
+        else:
+            dy = None if stage.last else received[0]
+        seed = [] if stage.last else [dy]
+        if phase == "BW":
+            del saved[key]
+            grads = []
+            if stage.weights or stage.activation:
+                grads = list(getattr(m, _BACKWARD % stage.index)(
+                    *args, *seed)[1:])
+            sent = grads.pop() if stage.activation else None
+            outcome.accumulate(stage, grads)
+            return sent
+        if phase == "B":
+            cotangents[key] = dy
+            if stage.activation:
+                return getattr(m, _INPUT_GRADIENT % stage.index)(
+                    *args, *seed)[1]
+            return None
+        del saved[key]  # W
+        if stage.weights:
+            outcome.accumulate(stage, list(getattr(
+                m, _WEIGHT_GRADIENT % stage.index)(*args, *seed)[1:]))
+        return None
+
+class _Outcome:
+    """What the ranks compute: each microbatch's loss, each weight's
+    gradient summed in microbatch order, each rank's trace."""
+
+    def __init__(self, schedule):
+        self.schedule = schedule
+        self.losses = [None] * schedule.microbatches
+        self.gradients = {}
+        self.trace = [[] for _ in range(schedule.stages)]
+
+    def accumulate(self, stage, values):
+        # Every schedule runs a stage's backwards in microbatch order, so
+        # the sum rounds alike under every schedule.
+        for name, value in zip(stage.weights, values):
+            if value.dtype == np.uint16:  # BF16 words
+                value = from_bf16(value)
+            g = self.gradients.get(name)
+            self.gradients[name] = value.copy() if g is None else g + value
+
+    def result(self):
+        s = self.schedule
+        scale = 1.0 / s.microbatches
+        gradients = {w: g * g.dtype.type(scale)
+                     for w, g in self.gradients.items()}
+        loss = mean_loss(self.losses)
+        makespan = max((end for rank in self.trace for _, _, end in rank),
+                       default=0.0)
+        clock = _pipeline.Clock(
+            s, makespan, [[(start, end) for _, start, end in rank]
+                          for rank in self.trace], unit="seconds")
+        return StepResult(loss, gradients, self.losses, clock)

@@ -1,0 +1,309 @@
+"""kina.pipelining: a training step's stages on their own ranks, run by
+each schedule (GPipe, 1F1B, interleaved 1F1B, ZB-H1) on the simulator's
+threads and on mpirun ranks: the loss and gradients against
+torch.autograd in float64 on the whole batch, the same bits under every
+schedule (each sums a weight's microbatch gradients in microbatch order),
+the bytes that cross between ranks, the trace's order, and located errors
+for pipelines that cannot run."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import kina
+import kina.pipeline
+from kina import pipelining
+from kina.pipeline import ScheduleError
+
+LAYERS = 4  # stage functions: three tanh layers and a squared-error head
+MICROBATCHES = 8
+ROWS, WIDTH = 4, 8  # one microbatch
+STAGES = ["layer0", "layer1", "layer2", "head"]
+# (schedule, ranks): interleaved holds two stage functions per rank.
+SCHEDULES = [("gpipe", 4), ("1f1b", 4), ("zb-h1", 4), ("interleaved", 2)]
+
+
+def source(rows, width, layers=LAYERS):
+    lines = []
+    for i in range(layers - 1):
+        x = "x" if i == 0 else "h"
+        lines.append(
+            "fn layer%d(%s: Tensor[F32, [%d, %d], @host], w%d: Tensor[F32, "
+            "[%d, %d], @host]) -> Tensor[F32, [%d, %d], @host] {\n"
+            "  return tanh(%s @ w%d)\n}" % (i, x, rows, width, i, width, width,
+                                            rows, width, x, i))
+    lines.append(
+        "fn head(h: Tensor[F32, [%d, %d], @host], w%d: Tensor[F32, [%d, 1], "
+        "@host], y: Tensor[F32, [%d, 1], @host]) -> Tensor[F32, [], @host] {\n"
+        "  d = h @ w%d - y\n"
+        "  return reshape(mean(mean(d * d, axis=0), axis=1), [])\n}" % (
+            rows, width, layers - 1, width, rows, layers - 1))
+    return "\n".join(lines) + "\n"
+
+
+def data(rows, width, microbatches, seed=0):
+    rng = np.random.default_rng(seed)
+    weights = {"w%d" % i: (rng.standard_normal((width, width)) /
+                           np.sqrt(width)).astype(np.float32)
+               for i in range(LAYERS - 1)}
+    weights["w%d" % (LAYERS - 1)] = (rng.standard_normal((width, 1)) /
+                                     np.sqrt(width)).astype(np.float32)
+    batch = {"x": rng.standard_normal((rows * microbatches, width))
+             .astype(np.float32),
+             "y": rng.standard_normal((rows * microbatches, 1))
+             .astype(np.float32)}
+    return weights, batch
+
+
+def torch_step(weights, batch):
+    """The unpipelined step in float64: the mean loss over the whole
+    batch (equal microbatches: the mean of their means) and its gradient."""
+    w = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in weights.items()}
+    h = torch.tensor(batch["x"], dtype=torch.float64)
+    for i in range(LAYERS - 1):
+        h = torch.tanh(h @ w["w%d" % i])
+    d = h @ w["w%d" % (LAYERS - 1)] - torch.tensor(batch["y"],
+                                                   dtype=torch.float64)
+    loss = (d * d).mean()
+    loss.backward()
+    return float(loss), {k: v.grad.numpy() for k, v in w.items()}
+
+
+@pytest.fixture(scope="module")
+def steps():
+    """Each schedule's step on the simulator, and the float64 reference."""
+    weights, batch = data(ROWS, WIDTH, MICROBATCHES)
+    out = {}
+    for kind, ranks in SCHEDULES:
+        pipe = pipelining.Pipeline(source(ROWS, WIDTH), STAGES, ["x", "y"],
+                                   schedule=kind, microbatches=MICROBATCHES)
+        assert pipe.schedule.stages == ranks
+        out[kind] = (pipe, pipe.step(weights, batch))
+    return out, torch_step(weights, batch)
+
+
+@pytest.mark.parametrize("kind", [k for k, _ in SCHEDULES])
+def test_each_schedule_gives_the_unpipelined_gradient(steps, kind):
+    results, (loss, gradients) = steps
+    _, result = results[kind]
+    assert abs(result.loss - loss) < 1e-6
+    for name, expected in gradients.items():
+        np.testing.assert_allclose(result.gradients[name], expected,
+                                   rtol=1e-5, atol=1e-6)
+    assert len(result.losses) == MICROBATCHES
+
+
+def test_every_schedule_gives_the_same_bits(steps):
+    results, _ = steps
+    _, first = results["gpipe"]
+    for kind, (_, result) in results.items():
+        assert result.losses == first.losses, kind
+        for name, value in first.gradients.items():
+            np.testing.assert_array_equal(result.gradients[name], value,
+                                          err_msg=kind)
+
+
+def test_bytes_moved_are_each_boundary_both_ways(steps):
+    # Every stage boundary joins two ranks (interleaved: 0,1,0,1), and
+    # each microbatch crosses it forward (an activation) and back (its
+    # cotangent), ROWS x WIDTH floats each.
+    results, _ = steps
+    for kind, (_, result) in results.items():
+        assert result.bytes_moved == \
+            MICROBATCHES * (LAYERS - 1) * 2 * ROWS * WIDTH * 4, kind
+
+
+def test_trace_follows_the_schedule_and_the_dataflow(steps, tmp_path):
+    results, _ = steps
+    pipe, result = results["1f1b"]
+    trace = result.trace
+    end_of = {}
+    for rank, intervals in enumerate(trace.ranks):
+        assert [a for a, _, _ in intervals] == pipe.schedule.ranks[rank]
+        for (_, _, end), (_, start, _) in zip(intervals, intervals[1:]):
+            assert start >= end  # one action at a time per rank
+        for action, start, end in intervals:
+            assert start <= end
+            end_of[(action.phase, action.microbatch, rank)] = (start, end)
+    for mb in range(MICROBATCHES):
+        for rank in range(1, 4):
+            # A stage's forward starts after the previous one's ended; a
+            # backward after the next stage's backward.
+            assert end_of[("F", mb, rank)][0] >= end_of[("F", mb, rank - 1)][1]
+            assert end_of[("BW", mb, rank - 1)][0] >= \
+                end_of[("BW", mb, rank)][1]
+    assert trace.unit == "seconds"
+    assert all(0 <= f < 1 for f in trace.idle_fractions)
+    trace.gantt(tmp_path / "trace.png")
+    assert (tmp_path / "trace.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_programs_name_each_ranks_calls_and_transfers(steps):
+    results, _ = steps
+    text = results["zb-h1"][0].programs()
+    rank1 = text.split("rank 1:")[1].split("rank 2:")[0]
+    assert "F0: call @layer1 on microbatch 0" in rank1
+    assert "B0: call @kina_pipeline_input_gradient_1 on microbatch 0" in rank1
+    assert "W0: call @kina_pipeline_weight_gradient_1 on microbatch 0" in rank1
+    assert "send F0's activation from rank 1 to rank 2" in rank1
+    assert "wait for B0's cotangent from rank 2 to rank 1" in rank1
+    # The interleaved schedule's rank 0 runs stages 0 and 2.
+    rank0 = results["interleaved"][0].programs().split("rank 1:")[0]
+    assert "@layer0 " in rank0 and "@layer2 " in rank0
+    assert "@layer1 " not in rank0
+
+
+def pipeline_error(match, stages=STAGES, batch=("x", "y"), text=None,
+                   **options):
+    with pytest.raises((pipelining.PipelineError, ScheduleError),
+                       match=match):
+        pipelining.Pipeline(text or source(ROWS, WIDTH), list(stages),
+                            list(batch), **options)
+
+
+def test_pipelines_that_cannot_run_are_refused_before_running():
+    pipeline_error(r"the gpipe schedule has 4 stages x 1 chunks = 4 virtual "
+                   r"stages, but 3 stage functions", stages=STAGES[1:],
+                   schedule=kina.pipeline.schedule("gpipe", 4, 8))
+    pipeline_error(r"interleaved with 2 chunks per rank needs a multiple of "
+                   r"2 stage functions; 3 are named", stages=STAGES[1:],
+                   schedule="interleaved")
+    pipeline_error(r"stage 1: no function 'layer9'",
+                   stages=["layer0", "layer9", "layer2", "head"])
+    pipeline_error(r"a function is named as two stages",
+                   stages=["layer0", "layer1", "layer1", "head"])
+    pipeline_error(r"the last stage \(layer2\) returns F32 \[4, 8\]",
+                   stages=["layer0", "layer1", "layer2"], schedule="gpipe")
+    pipeline_error(r"stage 1 \(head\) must take stage 0's result",
+                   stages=["layer0", "head"], schedule="gpipe",
+                   text=source(ROWS, WIDTH).replace(
+                       "fn head(h: Tensor[F32, [4, 8]",
+                       "fn head(h: Tensor[F32, [4, 7]").replace(
+                       "w3: Tensor[F32, [8, 1]", "w3: Tensor[F32, [7, 1]"))
+    pipeline_error(r"batch names no stage takes: z", batch=("x", "y", "z"))
+    pipeline_error(r"divisible|multiple", schedule="interleaved",
+                   microbatches=3)
+    shared = source(ROWS, WIDTH).replace("w1", "w0")
+    pipeline_error(r"weight 'w0' is a parameter of stages 0 and 1",
+                   text=shared)
+
+
+def test_steps_with_bad_arrays_are_refused(steps):
+    results, _ = steps
+    pipe = results["1f1b"][0]
+    weights, batch = data(ROWS, WIDTH, MICROBATCHES)
+    with pytest.raises(pipelining.PipelineError,
+                       match=r"batch 'x' has shape \[30, 8\]; 8 "
+                       r"microbatches of \[4, 8\] need \[32, 8\]"):
+        pipe.step(weights, dict(batch, x=batch["x"][:30]))
+    with pytest.raises(pipelining.PipelineError,
+                       match=r"weight 'w2' of stage 2 \(layer2\) is float64"):
+        pipe.step(dict(weights, w2=weights["w2"].astype(np.float64)), batch)
+    with pytest.raises(pipelining.PipelineError, match=r"no value for "
+                       r"weight 'w1'"):
+        pipe.step({k: v for k, v in weights.items() if k != "w1"}, batch)
+
+
+GATHERING = """
+fn embed(ids: Tensor[I32, [4], @host], table: Tensor[F32, [6, 8], @host]) -> Tensor[F32, [4, 8], @host] {
+  return gather table ids
+}
+fn head(h: Tensor[F32, [4, 8], @host], w: Tensor[F32, [8, 1], @host]) -> Tensor[F32, [], @host] {
+  return reshape(sum(sum(h @ w, axis=0), axis=1), [])
+}
+"""
+
+
+def test_a_failing_rank_ends_the_step_on_every_rank():
+    pipe = pipelining.Pipeline(GATHERING, ["embed", "head"], ["ids"],
+                               schedule="1f1b", microbatches=2, timeout=30)
+    ids = np.array([0, 1, 2, 3, 4, 5, 6, 1], dtype=np.int32)  # 6: no row
+    weights = {"table": np.ones((6, 8), np.float32),
+               "w": np.ones((8, 1), np.float32)}
+    start = time.monotonic()
+    with pytest.raises(pipelining.PipelineError, match=r"rank 0: F1 \(embed on microbatch 1\): "
+                       r"embed\(\): a gather id is outside"):
+        pipe.step(weights, {"ids": ids})
+    assert time.monotonic() - start < 10  # rank 1 was woken, not timed out
+    ok = pipe.step(weights, {"ids": ids % 6})
+    assert ok.loss == pytest.approx(8 * 4 * 1.0)
+
+
+# On ranks: activations of 1 MiB (past OpenMPI's eager limits, so every
+# send waits for its receive), each schedule, the simulator's bits.
+BIG_ROWS, BIG_WIDTH, BIG_MICROBATCHES = 1024, 256, 4
+needs_mpi = pytest.mark.skipif(
+    os.environ.get("KINA_SKIP_MPI") == "1" or not shutil.which("mpirun"),
+    reason="OpenMPI's mpirun (KINA_SKIP_MPI=1: the sanitizer build)")
+
+
+def run_ranks(tmp_path, ranks, program, inputs, *options, timeout=300):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1",
+               KINA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run(
+        ["mpirun", "-n", str(ranks), sys.executable, "-m",
+         "kina.mpi_pipeline", str(program), str(inputs),
+         str(tmp_path / "out.npz"), *options],
+        env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@needs_mpi
+def test_each_schedule_on_ranks_gives_the_simulators_bits(tmp_path):
+    text = source(BIG_ROWS, BIG_WIDTH)
+    program = tmp_path / "mlp.kina"
+    program.write_text(text)
+    weights, batch = data(BIG_ROWS, BIG_WIDTH, BIG_MICROBATCHES, seed=1)
+    np.savez(tmp_path / "in.npz", **weights, **batch)
+    activation = BIG_ROWS * BIG_WIDTH * 4
+    assert activation >= 1 << 20
+    for kind, ranks in SCHEDULES:
+        # Compiled here first into the ranks' cache: one compile for all.
+        pipe = pipelining.Pipeline(text, STAGES, ["x", "y"], schedule=kind,
+                                   microbatches=BIG_MICROBATCHES,
+                                   filename=str(program),
+                                   cache_dir=str(tmp_path / "cache"))
+        simulated = pipe.step(weights, batch)
+        done = run_ranks(tmp_path, ranks, program, tmp_path / "in.npz",
+                         "--stages", ",".join(STAGES), "--batch", "x,y",
+                         "--schedule", kind, "--microbatches",
+                         str(BIG_MICROBATCHES))
+        assert done.returncode == 0, kind + ": " + done.stderr
+        with np.load(tmp_path / "out.npz") as out:
+            assert list(out["losses"]) == simulated.losses, kind
+            assert float(out["loss"]) == simulated.loss
+            for name, value in simulated.gradients.items():
+                np.testing.assert_array_equal(out["grad_" + name], value,
+                                              err_msg=kind)
+            assert int(out["bytes_moved"]) == simulated.bytes_moved == \
+                BIG_MICROBATCHES * (LAYERS - 1) * 2 * activation
+            for r in range(ranks):
+                trace = out["trace_%d" % r]
+                assert trace.shape == (len(pipe.schedule.ranks[r]), 2)
+                assert (trace[:, 1] >= trace[:, 0]).all()
+
+
+@needs_mpi
+def test_a_failing_rank_ends_the_job(tmp_path):
+    program = tmp_path / "gather.kina"
+    program.write_text(GATHERING)
+    np.savez(tmp_path / "in.npz", ids=np.array([0, 1, 2, 3, 4, 5, 6, 1],
+                                               dtype=np.int32),
+             table=np.ones((6, 8), np.float32), w=np.ones((8, 1), np.float32))
+    done = run_ranks(tmp_path, 2, program, tmp_path / "in.npz", "--stages",
+                     "embed,head", "--batch", "ids", "--microbatches", "2",
+                     timeout=120)
+    assert done.returncode != 0
+    assert "rank 0" in done.stderr, done.stderr
+    assert "F1 (embed on microbatch 1)" in done.stderr, done.stderr
+    assert not (tmp_path / "out.npz").exists()
