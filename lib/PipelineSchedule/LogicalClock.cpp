@@ -6,6 +6,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -120,6 +121,15 @@ mlir::kina::pipeline::runLogicalClock(const Schedule &schedule,
                                       const PhaseCosts &costs) {
   if (llvm::Error failure = verifySchedule(schedule))
     return std::move(failure);
+  for (auto [name, cost] : {std::pair{"forward", costs.forward},
+                            {"input gradient", costs.inputGradient},
+                            {"weight gradient", costs.weightGradient},
+                            {"transfer", costs.transfer}})
+    if (!std::isfinite(cost) || cost < 0)
+      return llvm::createStringError(
+          llvm::formatv("a {0}'s cost must be finite and at least 0, not {1}",
+                        name, cost)
+              .str());
   std::map<Key, std::pair<int64_t, Action>> producer;
   for (int64_t rank = 0; rank < schedule.stages; ++rank)
     for (const Action &action : schedule.ranks[rank])

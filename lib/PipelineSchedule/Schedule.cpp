@@ -34,6 +34,9 @@ constexpr NamedKind kScheduleNames[] = {
 
 /// Interleaving's chunk count when none is given (Megatron's usual v).
 constexpr int64_t kDefaultInterleavedChunks = 2;
+/// The most actions a generated schedule may hold (three per microbatch,
+/// chunk and rank at most): past it, a count is a typo, not a pipeline.
+constexpr int64_t kMaxActions = int64_t(1) << 24;
 
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -212,6 +215,14 @@ mlir::kina::pipeline::makeSchedule(ScheduleKind kind, int64_t stages,
   } else {
     chunks = 1;
   }
+  // Each factor is at most kMaxActions, so the product cannot overflow
+  // before it is checked.
+  if (stages > kMaxActions || microbatches > kMaxActions ||
+      chunks > kMaxActions || 3 * stages * microbatches > kMaxActions / chunks)
+    return error(llvm::formatv(
+        "{0} stages x {1} microbatches x {2} chunks is more than the {3} "
+        "actions a schedule may hold",
+        stages, microbatches, chunks, kMaxActions));
 
   Schedule schedule;
   schedule.kind = kind;

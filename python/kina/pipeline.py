@@ -134,7 +134,9 @@ class Clock:
                 axes.barh(rank, end - start, left=start, height=0.8,
                           color=_PHASE_COLOURS[action.phase],
                           edgecolor="white", linewidth=0.5)
-                axes.text((start + end) / 2, rank, s.label(action)[1:],
+                # The microbatch (and chunk); the colour says the phase.
+                axes.text((start + end) / 2, rank,
+                          s.label(action)[len(action.phase):],
                           ha="center", va="center", fontsize=6,
                           color="white")
             axes.text(self.makespan * 1.01, rank,
@@ -175,13 +177,26 @@ class Clock:
 def schedule(kind, stages, microbatches, chunks=0):
     """The generated schedule `kind` (one of SCHEDULES); `chunks` is the
     interleaved schedule's v (2 when 0)."""
-    return Schedule(_checked(_kina.pipeline_generate, kind, int(stages),
-                             int(microbatches), int(chunks)))
+    return Schedule(_checked(_kina.pipeline_generate, kind,
+                             _count("stages", stages),
+                             _count("microbatches", microbatches),
+                             _count("chunks", chunks)))
+
+
+def _count(name, value):
+    """An integer count, or a ScheduleError naming it (no 2.7 -> 2)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise ScheduleError("%s must be an integer, not %r" % (name, value))
+    return value.__index__()
 
 
 def parse(text):
     """A schedule from its text (what str(schedule) prints)."""
     return Schedule(text)
+
+
+def _or(value, default):
+    return default if value is None else value
 
 
 def main(argv=None):
@@ -190,11 +205,11 @@ def main(argv=None):
         description=__doc__.split("\n\n")[0])
     parser.add_argument("schedule", help="gpipe, 1f1b, interleaved, zb-h1, "
                         "or a file holding a schedule's text")
-    parser.add_argument("--stages", type=int, default=4,
+    parser.add_argument("--stages", type=int,
                         help="ranks along the pipeline (default 4)")
-    parser.add_argument("--microbatches", type=int, default=8,
+    parser.add_argument("--microbatches", type=int,
                         help="microbatches per step (default 8)")
-    parser.add_argument("--chunks", type=int, default=0,
+    parser.add_argument("--chunks", type=int,
                         help="chunks per rank, interleaved only (default 2)")
     parser.add_argument("--transfer", type=float, default=0.0,
                         help="a transfer's cost in units of a forward "
@@ -204,9 +219,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.schedule in SCHEDULES:
-            s = schedule(args.schedule, args.stages, args.microbatches,
-                         args.chunks)
+            s = schedule(args.schedule, _or(args.stages, 4),
+                         _or(args.microbatches, 8), _or(args.chunks, 0))
         elif os.path.isfile(args.schedule):
+            given = [o for o in ("stages", "microbatches", "chunks")
+                     if getattr(args, o) is not None]
+            if given:
+                parser.error("--%s: a schedule file gives its own counts" %
+                             ", --".join(given))
             with open(args.schedule) as f:
                 s = parse(f.read())
         else:
@@ -221,17 +241,25 @@ def main(argv=None):
         args.transfer, clock.makespan))
     for rank, (idle, peak) in enumerate(zip(clock.idle_fractions,
                                             s.peak_in_flight)):
-        print("rank %d: %.1f%% idle, at most %d microbatch-chunks in "
-              "flight" % (rank, 100 * idle, peak))
-    if args.gantt:
-        clock.gantt(args.gantt)
-        print("wrote %s" % args.gantt)
+        print("rank %d: %.1f%% idle, at most %d %s in flight" % (
+            rank, 100 * idle, peak,
+            "microbatch" + ("-chunk" if s.chunks > 1 else "") +
+            ("es" if peak != 1 and s.chunks == 1 else
+             "s" if peak != 1 else "")))
     cycle = s.deadlock()
     if cycle:
         print("kina.pipeline: %s" % cycle, file=sys.stderr)
         return 1
     print("transfers: no deadlock, even with every send waiting for its "
           "receive")
+    if args.gantt:
+        try:
+            clock.gantt(args.gantt)
+        except OSError as error:
+            print("kina.pipeline: cannot write %s: %s" % (
+                args.gantt, error.strerror or error), file=sys.stderr)
+            return 1
+        print("wrote %s" % args.gantt)
     return 0
 
 

@@ -119,6 +119,19 @@ def test_a_hand_broken_schedule_names_its_cycle():
     (lambda: kp.parse("schedule custom stages=2 microbatches=2 chunks=1\n"
                       "rank 0: F0 BW1 F1 BW0\nrank 1: F0 F1 BW1 BW0\n")
      .clock(), r"cycle of waits: rank 0 waits at BW1 for F1 of rank 0"),
+    (lambda: kp.schedule("gpipe", 2**40, 4),
+     r"1099511627776 stages x 4 microbatches x 1 chunks is more than the "
+     r"16777216 actions"),
+    (lambda: kp.schedule("1f1b", 2.7, 4), r"stages must be an integer, not "
+     r"2.7"),
+    (lambda: kp.schedule("1f1b", 2, True), r"microbatches must be an "
+     r"integer, not True"),
+    (lambda: kp.schedule("1f1b", 2, 4).clock(forward=-1),
+     r"a forward's cost must be finite and at least 0, not -1"),
+    (lambda: kp.schedule("1f1b", 2, 4).clock(transfer=float("inf")),
+     r"a transfer's cost must be finite and at least 0, not INF"),
+    (lambda: kp.schedule("1f1b", 2, 4).clock(weight_gradient=float("nan")),
+     r"a weight gradient's cost must be finite"),
 ])
 def test_bad_schedules_are_named(call, message):
     with pytest.raises(kp.ScheduleError, match=message):
@@ -130,6 +143,18 @@ def test_gantt_chart_is_a_png(tmp_path):
     kp.schedule("interleaved", 4, 8).clock().gantt(str(path))
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_gantt_boxes_say_microbatch_and_chunk_beside_a_phase_colour():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figure = kp.schedule("interleaved", 2, 2).clock().figure()
+    labels = {t.get_text() for t in figure.axes[0].texts}
+    plt.close(figure)
+    # BW0/1 is drawn as "0/1" in BW's colour, not as "W0/1".
+    assert {"0/0", "1/0", "0/1", "1/1"} <= labels
+    assert not any(label.startswith("W") for label in labels)
 
 
 def run_command(*args):
@@ -160,3 +185,9 @@ def test_the_command_names_a_deadlock_and_fails(tmp_path):
     assert done.returncode == 1
     assert "multiple of the stages (4)" in done.stderr
     assert run_command("pipedream").returncode == 2
+    done = run_command(str(broken), "--stages", "8")
+    assert done.returncode == 2
+    assert "--stages: a schedule file gives its own counts" in done.stderr
+    done = run_command("1f1b", "--gantt", str(tmp_path / "no" / "x" / "a.png"))
+    assert done.returncode == 1
+    assert "cannot write" in done.stderr and "Traceback" not in done.stderr
