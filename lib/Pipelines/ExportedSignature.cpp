@@ -61,15 +61,21 @@ deviceSignature(func::FuncOp fn, StringRef name, unsigned results,
   StringRef globalAttr = KinaDialect::GlobalAttrHelper::getNameStr();
   auto describe = [&](Type local, TypeAttr global,
                       std::string tensorName) -> FailureOr<TensorSignature> {
+    std::string what =
+        tensorName.empty() ? "a result" : "parameter '" + tensorName + "'";
     FailureOr<TensorSignature> tensor =
         tensorSignature(fn, local, std::move(tensorName));
     if (failed(tensor))
       return failure();
     auto globalType =
         cast<KinaTensorType>(global ? global.getValue() : local);
+    // A hand-written per-device function may leave it out.
     if (globalType.getPlacement().isLocal())
-      return fn.emitError("internal error: '")
-             << fn.getName() << "' has a local tensor without its global type";
+      return fn.emitError("'")
+             << name << "': " << what
+             << " is @local without a kina.global attribute naming the "
+                "global tensor it is a block of (for example {kina.global = "
+                "!kina.tensor<8x3xf32, @sharded(axis=0, over=pp)>})";
     if (!globalType.getPlacement().isMesh())
       globalType = KinaTensorType::get(
           fn.getContext(), globalType.getShape(), globalType.getElementType(),

@@ -81,11 +81,11 @@ class Placed:
     def assemble(self, blocks):
         """The global tensor from the devices' blocks: placed by their
         splits, summed (in device order) over partial axes; a replicated
-        block is taken from the first device that holds it."""
-        if all(over < 0 for over in self.split) and not self.partial:
-            return blocks[0]  # replicated: every device holds all of it
+        block is taken from the first device that holds it, after checking
+        that every other holder has the same bits (a hand-written per-device
+        program may declare a placement its values do not have)."""
         value = np.zeros(self.shape, dtype=self.dtype)
-        filled = set()
+        filled = {}
         for device, block in enumerate(blocks):
             coords = self.mesh.coordinates(device)
             index = self.block(device)
@@ -94,8 +94,17 @@ class Placed:
                          if isinstance(s, slice) and s.start is not None),
                    tuple(coords[p] for p in self.partial))
             if key in filled:
+                first, held = filled[key]
+                if np.asarray(block).tobytes() != np.asarray(held).tobytes():
+                    raise DeviceError(
+                        "devices %d and %d hold different values of a block "
+                        "their result's placement (%s) says they share" % (
+                            first, device, self.placement))
                 continue
-            filled.add(key)
+            filled[key] = (device, block)
+            if all(over < 0 for over in self.split) and not self.partial:
+                value = block  # replicated: every device holds all of it
+                continue
             if self.partial:
                 value[index] += block
             else:

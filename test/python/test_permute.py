@@ -161,3 +161,44 @@ def test_permute_on_ranks_gives_the_simulators_bits(tmp_path, shift, cyclic):
         np.testing.assert_array_equal(out["result"],
                                       shifted_blocks(x, 4, shift, cyclic))
         assert int(out["bytes_moved"]) == simulated.bytes_moved
+
+
+def translate(directory, text):
+    mlir = directory / "edited.mlir"
+    mlir.write_text(text)
+    return subprocess.run([str(BIN / "kina-translate"), "--kina-to-so",
+                           str(mlir), "-o", str(mlir.with_suffix(".so"))],
+                          capture_output=True, text=True)
+
+
+def test_a_result_declared_replicated_that_differs_is_refused(tmp_path):
+    # An edited per-device program: the shifted blocks differ per device,
+    # but the result says every device holds the whole (same) value.
+    text = PROGRAM.format(axes="pp = 4", block=2, rows=8, t="3xf32",
+                          over="pp", shift=1, cyclic="")
+    text = text.replace("-> (!kina.tensor<2x3xf32, @local> {kina.global = "
+                        "!kina.tensor<8x3xf32, @sharded(axis=0, over=pp)>})",
+                        "-> (!kina.tensor<2x3xf32, @local> {kina.global = "
+                        "!kina.tensor<2x3xf32, @replicated>})")
+    assert "@replicated" in text
+    done = translate(tmp_path, text)
+    assert done.returncode == 0, done.stderr
+    module = kina.load(tmp_path / "edited.so")
+    x = np.arange(24, dtype=np.float32).reshape(8, 3)
+    with pytest.raises(kina.DeviceError, match=r"devices 0 and 1 hold "
+                       r"different values of a block their result's "
+                       r"placement \(@replicated\) says they share"):
+        module.simulate("shift", x, report=False)
+
+
+def test_a_local_parameter_without_its_global_type_is_named(tmp_path):
+    text = PROGRAM.format(axes="pp = 4", block=2, rows=8, t="3xf32",
+                          over="pp", shift=1, cyclic="")
+    text = text.replace('{kina.global = !kina.tensor<8x3xf32, '
+                        '@sharded(axis=0, over=pp)>, kina.name = "x"}',
+                        '{kina.name = "x"}')
+    done = translate(tmp_path, text)
+    assert done.returncode != 0
+    assert "'shift': parameter 'x' is @local without a kina.global " \
+        "attribute" in done.stderr
+    assert "internal error" not in done.stderr
