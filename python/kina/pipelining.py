@@ -13,8 +13,11 @@ interleaving, rank r runs stages r, r + S, ...: its chunks). Stage k > 0
 takes stage k-1's result as its first parameter; the last stage returns
 the microbatch's rank-0 loss. Parameters named in `batch` are cut into
 `microbatches` equal slices along their first dimension (the functions
-are written at a microbatch's size); every other parameter is a weight of
-its stage (named once in the whole pipeline). The backward of each stage
+are written at a microbatch's size); those named in `constants` are
+given whole to every stage that takes them, and get no gradient (a causal
+mask); every other parameter is a weight of its stage (named once in the
+whole pipeline). `step` takes the weights and constants in one mapping.
+The backward of each stage
 is the language's reverseMode of it, added to the program by this module
 (its forward recomputed inside it: the schedule's model counts it), and
 the step's gradient of each weight is the sum over microbatches, in
@@ -75,16 +78,21 @@ def mean_loss(losses):
 
 
 class _Stage:
-    """One virtual stage: its function, its parameters' roles."""
+    """One virtual stage: its function, its parameters' roles; `bind`
+    adds their types once the program is compiled."""
 
-    def __init__(self, index, signature, batch, last):
-        self.index, self.name, self.last = index, signature.name, last
-        self.params = signature.params
-        self.result = signature.result
-        self.activation = self.params[0].name if index > 0 else None
-        self.weights = [p.name for p in self.params
-                        if p.name != self.activation and p.name not in batch]
-        self.batch = [p.name for p in self.params if p.name in batch]
+    def __init__(self, index, name, param_names, batch, constants, last):
+        self.index, self.name, self.last = index, name, last
+        self.activation = param_names[0] if index > 0 and param_names \
+            else None
+        self.weights = [p for p in param_names
+                        if p != self.activation and p not in batch
+                        and p not in constants]
+        self.batch = [p for p in param_names if p in batch]
+        self.params, self.result = None, None
+
+    def bind(self, signature):
+        self.params, self.result = signature.params, signature.result
 
     def arguments(self, weights, batch, microbatch, activation):
         """The stage's arguments for one microbatch, in its order."""
@@ -94,14 +102,15 @@ class _Stage:
                 out.append(activation)
             elif p.name in self.batch:
                 out.append(batch[p.name][microbatch])
-            else:
+            else:  # a weight or a constant
                 out.append(weights[p.name])
         return out
 
 
-def _gradient_source(stage):
-    """The reverseMode definitions of a stage's backward, its input
-    gradient and its weight gradient (those it has)."""
+def _gradient_source(stage, split):
+    """The reverseMode definitions of a stage's backward and, for a
+    schedule that runs them apart (`split`), its input gradient and its
+    weight gradient (those it has)."""
     lines = []
     def define(name, wrt):
         lines.append("fn %s = reverseMode(%s, wrt=[%s])" % (
@@ -109,9 +118,9 @@ def _gradient_source(stage):
     inputs = [stage.activation] if stage.activation else []
     if stage.weights or inputs:
         define(_BACKWARD, stage.weights + inputs)
-    if inputs:
+    if split and inputs:
         define(_INPUT_GRADIENT, inputs)
-    if stage.weights:
+    if split and stage.weights:
         define(_WEIGHT_GRADIENT, stage.weights)
     return "\n".join(lines)
 
@@ -187,7 +196,7 @@ class Pipeline:
     """A program's functions as the stages of a pipeline, compiled once
     with their backward; `step` runs one training step."""
 
-    def __init__(self, source, stages, batch, schedule="1f1b",
+    def __init__(self, source, stages, batch, constants=(), schedule="1f1b",
                  microbatches=4, chunks=0, filename="<pipeline>",
                  num_threads=1, timeout=DEFAULT_TIMEOUT_SECONDS,
                  cache_dir=None):
@@ -214,30 +223,80 @@ class Pipeline:
             raise PipelineError("a function is named as two stages: %s" %
                                 ", ".join(stages))
         self.batch_names = list(batch)
+        self.constants = list(constants)
         self.timeout = timeout
-        forward = kina.compile(source, filename, cache_dir=cache_dir)
-        self._stages = self._check_stages(forward, stages)
+        self._stages = self._find_stages(source, filename, stages)
         self.source = source.rstrip("\n") + "\n\n" + "\n".join(
-            _gradient_source(stage) for stage in self._stages) + "\n"
+            _gradient_source(stage, split=self._splits_backward())
+            for stage in self._stages) + "\n"
         self.module = kina.compile(self.source, filename,
                                    num_threads=num_threads,
                                    cache_dir=cache_dir)
+        self._check_stages(self.module)
         self._programs = _pipeline._checked(_pipeline._kina.pipeline_programs,
                                             s.text)
         cycle = s.deadlock()
         if cycle:
             raise ScheduleError(cycle)
 
-    def _check_stages(self, module, names):
-        """The stages, each checked against its neighbours."""
+    def _splits_backward(self):
+        """Whether the schedule runs B and W apart (then each stage gets
+        its input and weight gradients as functions of their own)."""
+        return any(a.phase in ("B", "W") for rank in self.schedule.ranks
+                   for a in rank)
+
+    def _find_stages(self, source, filename, names):
+        """The stages by name, their parameters' roles from the program's
+        declarations (kina.check: parsed and typed, not compiled)."""
+        import kina
+        declared = {}
+        for match in re.finditer(r"func\.func (?:private )?@([\w.]+)\((.*)\)"
+                                 r" ->", kina.check(source, filename)):
+            declared[match.group(1)] = re.findall(r'kina\.name = "(\w+)"',
+                                                  match.group(2))
         stages = []
         for index, name in enumerate(names):
-            if name not in module.functions:
+            if name not in declared:
                 raise PipelineError("stage %d: no function %r in the program "
                                     "(it has: %s)" % (index, name,
-                                                      ", ".join(module.functions)))
-            stage = _Stage(index, module.functions[name], self.batch_names,
-                           index == len(names) - 1)
+                                                      ", ".join(declared)))
+            params = declared[name]
+            if index > 0 and (not params or params[0] in self.batch_names
+                              or params[0] in self.constants):
+                raise PipelineError(
+                    "stage %d (%s) must take stage %d's result as its first "
+                    "parameter; it takes %s" % (
+                        index, name, index - 1,
+                        "%s, named as %s" % (params[0], "batch"
+                                             if params[0] in self.batch_names
+                                             else "a constant")
+                        if params else "nothing"))
+            stages.append(_Stage(index, name, params, self.batch_names,
+                                 self.constants, index == len(names) - 1))
+        seen = {}
+        for stage in stages:
+            for weight in stage.weights:
+                if weight in seen:
+                    raise PipelineError(
+                        "weight %r is a parameter of stages %d and %d; a "
+                        "weight belongs to one stage (rename one)" % (
+                            weight, seen[weight], stage.index))
+                seen[weight] = stage.index
+        taken = {p for s in stages for p in declared[s.name]}
+        for what, given in (("batch", self.batch_names),
+                            ("constant", self.constants)):
+            unused = set(given) - taken
+            if unused:
+                raise PipelineError("%s names no stage takes: %s" % (
+                    what, ", ".join(sorted(unused))))
+        return stages
+
+    def _check_stages(self, module):
+        """Each stage's types, checked against its neighbours'."""
+        stages = []
+        for stage in self._stages:
+            index, name = stage.index, stage.name
+            stage.bind(module.functions[name])
             if not hasattr(stage.result, "dtype"):  # a tuple of results
                 raise PipelineError("stage %d (%s) returns %d results; a "
                                     "stage returns one" % (
@@ -249,32 +308,15 @@ class Pipeline:
                     "microbatch's loss, a rank-0 F32 or F64" % (
                         name, _type(stage.result)))
             if index > 0:
-                before, first = stages[-1], stage.params[0] if stage.params \
-                    else None
-                if first is None or first.name in self.batch_names or (
-                        first.dtype, list(first.shape)) != (
+                before, first = stages[-1], stage.params[0]
+                if (first.dtype, list(first.shape)) != (
                         before.result.dtype, list(before.result.shape)):
                     raise PipelineError(
                         "stage %d (%s) must take stage %d's result (%s) as "
                         "its first parameter; it takes %s" % (
                             index, name, index - 1, _type(before.result),
-                            "nothing" if first is None else "%s: %s" % (
-                                first.name, _type(first))))
+                            "%s: %s" % (first.name, _type(first))))
             stages.append(stage)
-        seen = {}
-        for stage in stages:
-            for weight in stage.weights:
-                if weight in seen:
-                    raise PipelineError(
-                        "weight %r is a parameter of stages %d and %d; a "
-                        "weight belongs to one stage (rename one)" % (
-                            weight, seen[weight], stage.index))
-                seen[weight] = stage.index
-        unused = set(self.batch_names) - {n for s in stages for n in s.batch}
-        if unused:
-            raise PipelineError("batch names no stage takes: %s" %
-                                ", ".join(sorted(unused)))
-        return stages
 
     @property
     def weights(self):
@@ -355,7 +397,7 @@ class Pipeline:
                     stage.index % self.schedule.stages not in ranks:
                 continue
             for p in stage.params:
-                if p.name not in stage.weights:
+                if p.name not in stage.weights + self.constants:
                     continue
                 if p.name not in weights:
                     raise PipelineError("no value for weight %r of stage %d "

@@ -13,7 +13,7 @@ import torch
 
 import kina
 from kina.models import gpt
-from kina_reference import TrainableGPT
+from kina_reference import TrainableGPT, named_gradients
 from test_mpi import mpirun, save_inputs
 
 CFG = gpt.Config.tiny()
@@ -40,19 +40,7 @@ def torch_gradients(weights, ids, targets):
     loss = torch.nn.functional.cross_entropy(
         logits.reshape(CFG.t, CFG.v), torch.tensor(targets).reshape(CFG.t))
     loss.backward()
-    grads = {"wte": model.wte.weight.grad, "wpe": model.wpe.grad,
-             "lnf_g": model.lnf.weight.grad, "lnf_b": model.lnf.bias.grad,
-             "lm_head": model.lm_head.weight.grad.T}
-    for i, block in enumerate(model.blocks):
-        linears = {"q": block.q, "k": block.k, "v": block.v, "o": block.o,
-                   "_fc": block.fc, "_proj": block.proj}
-        for suffix, linear in linears.items():
-            grads["w%s_%d" % (suffix, i)] = linear.weight.grad.T
-            grads["b%s_%d" % (suffix, i)] = linear.bias.grad
-        for norm, module in (("ln1", block.ln1), ("ln2", block.ln2)):
-            grads["%s_g_%d" % (norm, i)] = module.weight.grad
-            grads["%s_b_%d" % (norm, i)] = module.bias.grad
-    return loss.item(), {name: g.numpy() for name, g in grads.items()}
+    return loss.item(), named_gradients(model)
 
 
 def close(got, want, tol, floor):

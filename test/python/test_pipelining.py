@@ -181,7 +181,16 @@ def test_pipelines_that_cannot_run_are_refused_before_running():
     pipeline_error(r"a function is named as two stages",
                    stages=["layer0", "layer1", "layer1", "head"])
     pipeline_error(r"the last stage \(layer2\) returns F32 \[4, 8\]",
-                   stages=["layer0", "layer1", "layer2"], schedule="gpipe")
+                   stages=["layer0", "layer1", "layer2"], batch=["x"],
+                   schedule="gpipe")
+    pipeline_error(r"stage 1 \(head\) must take stage 0's result as its "
+                   r"first parameter; it takes y, named as batch",
+                   stages=["layer0", "head"], schedule="gpipe",
+                   text=source(ROWS, WIDTH).replace(
+                       "fn head(h: Tensor[F32, [4, 8], @host], w3: Tensor[F32, "
+                       "[8, 1], @host], y: Tensor[F32, [4, 1], @host])",
+                       "fn head(y: Tensor[F32, [4, 1], @host], h: Tensor[F32, "
+                       "[4, 8], @host], w3: Tensor[F32, [8, 1], @host])"))
     pipeline_error(r"stage 1 \(head\) must take stage 0's result",
                    stages=["layer0", "head"], schedule="gpipe",
                    text=source(ROWS, WIDTH).replace(

@@ -307,6 +307,77 @@ def mesh_line(mesh, parallel):
 DTYPES = ("f32", "bf16")
 
 
+
+class _Body:
+    """Writes the forward's statements into `lines`: the embedding, each
+    block, the final norm (shared by the whole forward and the pipeline's
+    stages, so both compute the same ops)."""
+
+    def __init__(self, cfg, lines, mixed=False):
+        self.cfg, self.lines, self.mixed = cfg, lines, mixed
+
+    def r(self, name):
+        """The value the body reads for parameter `name`."""
+        return name + "_b" if self.mixed else name
+
+    def ln(self, out, x, g, b):
+        r = self.r
+        self.lines.extend([
+            "  %s_mu = mean(%s, axis=2)" % (out, x),
+            "  %s_d = %s - broadcast(%s_mu)" % (out, x, out),
+            "  %s_var = mean(%s_d * %s_d, axis=2)" % (out, out, out),
+            "  %s_r = rsqrt(%s_var + broadcast(%r))" % (out, out, EPS),
+            "  %s = %s_d * broadcast(%s_r) * broadcast(%s) + broadcast(%s)"
+            % (out, out, out, r(g), r(b))])
+
+    def embed(self):
+        """x = the tokens' embeddings plus the positions'."""
+        cfg = self.cfg
+        self.lines.append("  x = gather %s token_ids + broadcast(%s)   : "
+                          "[%d, %d, %d]" % (self.r("wte"), self.r("wpe"),
+                                            cfg.b, cfg.t, cfg.d))
+
+    @staticmethod
+    def input_of(layer):
+        """The name block `layer` reads: x, or the previous block's x<l>."""
+        return "x" if layer == 0 else "x%d" % (layer - 1)
+
+    def block(self, layer):
+        """Block `layer`: from input_of(layer) to x<layer>."""
+        cfg, r, lines = self.cfg, self.r, self.lines
+        b, t, h, dh = cfg.b, cfg.t, cfg.heads, cfg.dh
+        p = lambda name: "%s_%d" % (name, layer)
+        lines.append("  # block %d" % layer)
+        self.ln("a%d" % layer, self.input_of(layer), p("ln1_g"), p("ln1_b"))
+        a = "a%d" % layer
+        for proj, perm in (("q", "[0, 2, 1, 3]"), ("k", "[0, 2, 3, 1]"),
+                           ("v", "[0, 2, 1, 3]")):
+            lines.append(
+                "  %s%d = (%s @ broadcast(%s) + broadcast(%s)).reshape([%d, %d,"
+                " %d, %d]).transpose(%s)" % (proj, layer, a,
+                                             r(p("w" + proj)),
+                                             r(p("b" + proj)), b, t, h, dh,
+                                             perm))
+        lines += [
+            "  s%d = q%d @ k%d * broadcast(%r) + broadcast(%s)"
+            % (layer, layer, layer, 1 / np.sqrt(dh), r("mask")),
+            "  c%d = (softmax(s%d, axis=3) @ v%d).transpose([0, 2, 1, 3])"
+            ".reshape([%d, %d, %d])" % (layer, layer, layer, b, t, cfg.d),
+            "  h%d = %s + c%d @ broadcast(%s) + broadcast(%s)"
+            % (layer, self.input_of(layer), layer, r(p("wo")), r(p("bo")))]
+        self.ln("m%d" % layer, "h%d" % layer, p("ln2_g"), p("ln2_b"))
+        lines += [
+            "  u%d = m%d @ broadcast(%s) + broadcast(%s)"
+            % (layer, layer, r(p("w_fc")), r(p("b_fc"))),
+            # tanh-GELU: 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))
+            "  g%d = broadcast(0.5) * u%d * (broadcast(1.0) + tanh(broadcast("
+            "%r) * (u%d + broadcast(0.044715) * u%d * u%d * u%d)))"
+            % (layer, layer, float(np.sqrt(2 / np.pi)), layer, layer, layer,
+               layer),
+            "  x%d = h%d + g%d @ broadcast(%s) + broadcast(%s)"
+            % (layer, layer, layer, r(p("w_proj")), r(p("b_proj")))]
+
+
 def source(cfg, mesh=None, tied=False, parallel="megatron", dtype="f32"):
     """The forward as `.kina` source; `mesh` (a device count) adds
     `@mesh([mesh])` and the placements of `parallel` (PARALLEL); `tied`
@@ -332,62 +403,16 @@ def source(cfg, mesh=None, tied=False, parallel="megatron", dtype="f32"):
     lines.append("fn %s(" % ENTRY)
     lines.append(",\n".join(params) + ") -> Tensor[F32, [%d, %d, %d], %s] {"
                  % (b, t, cfg.v, result))
-    mixed = dtype == "bf16"
-
-    def r(name):
-        """The value the body reads for parameter `name`."""
-        return name + "_b" if mixed else name
-
-    if mixed:
+    body = _Body(cfg, lines, mixed=dtype == "bf16")
+    if body.mixed:
         lines.append("  # The master weights in BF16 for the forward and "
                      "backward.")
-        lines += ["  %s = cast(%s, to=BF16)" % (r(n), n)
+        lines += ["  %s = cast(%s, to=BF16)" % (body.r(n), n)
                   for n in parameter_names(cfg, tied) if n != "token_ids"]
-
-    def ln(out, x, g, b):
-        lines.extend([
-            "  %s_mu = mean(%s, axis=2)" % (out, x),
-            "  %s_d = %s - broadcast(%s_mu)" % (out, x, out),
-            "  %s_var = mean(%s_d * %s_d, axis=2)" % (out, out, out),
-            "  %s_r = rsqrt(%s_var + broadcast(%r))" % (out, out, EPS),
-            "  %s = %s_d * broadcast(%s_r) * broadcast(%s) + broadcast(%s)"
-            % (out, out, out, r(g), r(b))])
-
-    lines.append("  x = gather %s token_ids + broadcast(%s)   : [%d, %d, %d]"
-                 % (r("wte"), r("wpe"), b, t, d))
+    body.embed()
     for layer in range(cfg.layers):
-        p = lambda name: "%s_%d" % (name, layer)
-        lines.append("  # block %d" % layer)
-        ln("a%d" % layer, "x" if layer == 0 else "x%d" % (layer - 1),
-           p("ln1_g"), p("ln1_b"))
-        a = "a%d" % layer
-        for proj, perm in (("q", "[0, 2, 1, 3]"), ("k", "[0, 2, 3, 1]"),
-                           ("v", "[0, 2, 1, 3]")):
-            lines.append(
-                "  %s%d = (%s @ broadcast(%s) + broadcast(%s)).reshape([%d, %d,"
-                " %d, %d]).transpose(%s)" % (proj, layer, a,
-                                             r(p("w" + proj)),
-                                             r(p("b" + proj)), b, t, h, dh,
-                                             perm))
-        lines += [
-            "  s%d = q%d @ k%d * broadcast(%r) + broadcast(%s)"
-            % (layer, layer, layer, 1 / np.sqrt(dh), r("mask")),
-            "  c%d = (softmax(s%d, axis=3) @ v%d).transpose([0, 2, 1, 3])"
-            ".reshape([%d, %d, %d])" % (layer, layer, layer, b, t, d),
-            "  h%d = %s + c%d @ broadcast(%s) + broadcast(%s)"
-            % (layer, "x" if layer == 0 else "x%d" % (layer - 1), layer,
-               r(p("wo")), r(p("bo")))]
-        ln("m%d" % layer, "h%d" % layer, p("ln2_g"), p("ln2_b"))
-        lines += [
-            "  u%d = m%d @ broadcast(%s) + broadcast(%s)"
-            % (layer, layer, r(p("w_fc")), r(p("b_fc"))),
-            # tanh-GELU: 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))
-            "  g%d = broadcast(0.5) * u%d * (broadcast(1.0) + tanh(broadcast("
-            "%r) * (u%d + broadcast(0.044715) * u%d * u%d * u%d)))"
-            % (layer, layer, float(np.sqrt(2 / np.pi)), layer, layer, layer,
-               layer),
-            "  x%d = h%d + g%d @ broadcast(%s) + broadcast(%s)"
-            % (layer, layer, layer, r(p("w_proj")), r(p("b_proj")))]
+        body.block(layer)
+    r, ln, mixed = body.r, body.ln, body.mixed
     ln("f", "x%d" % (cfg.layers - 1), "lnf_g", "lnf_b")
     head = r("lm_head")
     if tied:
@@ -410,6 +435,13 @@ def source(cfg, mesh=None, tied=False, parallel="megatron", dtype="f32"):
 
 
 LOSS = "gpt_loss"
+
+
+def _loss_lines(cfg):
+    """The mean token cross-entropy of `logits` against `targets`."""
+    return ["  nll = -sum(one_hot(targets, classes=%d) * log_softmax(logits, "
+            "axis=2), axis=2)" % cfg.v,
+            "  return reshape(mean(mean(nll, axis=1), axis=0), [])"]
 LOSS_GRAD = "gpt_loss_grad"
 
 
@@ -443,13 +475,13 @@ def loss_source(cfg, mesh=None, tied=False, parallel="megatron",
     return text + """
 fn %s(%s, targets: Tensor[I64, [%d, %d], %s]) -> Tensor[F32, [], %s] {
   logits = %s(%s)
-  nll = -sum(one_hot(targets, classes=%d) * log_softmax(logits, axis=2), axis=2)
-  return reshape(mean(mean(nll, axis=1), axis=0), [])
+%s
 }
 fn %s = reverseMode(%s, wrt=[%s]%s)
 """ % (LOSS, params, cfg.b, cfg.t, batch_placement(mesh, parallel), placed,
        ENTRY, ", ".join(names),
-       cfg.v, LOSS_GRAD, LOSS, ", ".join(weight_names(cfg, tied)),
+       "\n".join(_loss_lines(cfg)), LOSS_GRAD, LOSS,
+       ", ".join(weight_names(cfg, tied)),
        ", reshard_after_forward=true" if regathers(parallel) else "")
 
 
@@ -500,6 +532,70 @@ def train_source(cfg, mesh=None, parallel="megatron", dtype="f32"):
         ["wn_" + w for w in weights] + ["mn_" + w for w in weights] +
         ["vn_" + w for w in weights]), "}", ""]
     return text + "\n".join(lines)
+
+
+PIPELINE_STAGE = "gpt_stage_%d"
+
+
+def pipeline_stages(cfg, stages):
+    """Each stage's layers: `stages` equal runs of consecutive blocks."""
+    if stages < 2 or stages > cfg.layers or cfg.layers % stages:
+        raise ValueError(
+            "%d layers cannot be cut into %d pipeline stages of equal "
+            "length (2 <= stages <= layers, layers a multiple of stages)" %
+            (cfg.layers, stages))
+    per = cfg.layers // stages
+    return [list(range(k * per, (k + 1) * per)) for k in range(stages)]
+
+
+def pipeline_source(cfg, stages):
+    """The F32 forward and loss cut into `stages` functions gpt_stage_K
+    (kina.pipelining's stages, in order), the blocks shared out equally:
+    stage 0 embeds the tokens, each stage runs its blocks, the last adds
+    the final norm, lm_head (untied) and the mean token cross-entropy
+    against `targets`. The batch is token_ids and targets; `mask` is a
+    constant every stage reads; every other parameter is its stage's."""
+    shapes = parameter_shapes(cfg)
+    b, t, d = cfg.b, cfg.t, cfg.d
+    activation = "Tensor[F32, [%d, %d, %d], @host]" % (b, t, d)
+    cuts = pipeline_stages(cfg, stages)
+    lines = ["# The GPT's forward and loss as %d pipeline stages of %d "
+             "blocks each (%d layers, D=%d, H=%d, T=%d, V=%d)." % (
+                 stages, len(cuts[0]), cfg.layers, d, cfg.heads, t, cfg.v),
+             "# Written by kina.models.gpt.pipeline_source; docs/gpt.md "
+             "explains it.", ""]
+
+    def typed(name):
+        element = "I64" if name == "token_ids" else "F32"
+        return "%s: Tensor[%s, %s, @host]" % (name, element, shapes[name])
+
+    for k, layers in enumerate(cuts):
+        last = k == stages - 1
+        params = ([typed("token_ids"), typed("wte"), typed("wpe")] if k == 0
+                  else ["%s: %s" % (_Body.input_of(layers[0]), activation)])
+        params.append(typed("mask"))
+        params += [typed("%s_%d" % (p, layer)) for layer in layers
+                   for p in LAYER_PARAMS]
+        if last:
+            params += [typed("lnf_g"), typed("lnf_b"), typed("lm_head"),
+                       "targets: Tensor[I64, [%d, %d], @host]" % (b, t)]
+        result = "Tensor[F32, [], @host]" if last else activation
+        lines.append("fn %s(%s) -> %s {" % (PIPELINE_STAGE % k,
+                                             ",\n    ".join(params), result))
+        body = _Body(cfg, lines)
+        if k == 0:
+            body.embed()
+        for layer in layers:
+            body.block(layer)
+        if last:
+            body.ln("f", "x%d" % layers[-1], "lnf_g", "lnf_b")
+            lines += [
+                "  logits = f @ broadcast(lm_head)        : [%d, %d, %d]" % (
+                    b, t, cfg.v)] + _loss_lines(cfg)
+        else:
+            lines.append("  return x%d" % layers[-1])
+        lines += ["}", ""]
+    return "\n".join(lines)
 
 
 def adamw_scalars(step, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,

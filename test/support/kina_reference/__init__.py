@@ -7,7 +7,8 @@ the `kina` package (build/python/kina_reference).
     from kina_reference import storylm0_forward
 """
 
-from .torch_gpt import TorchGPT, TorchTrainer, TrainableGPT
+from .torch_gpt import TorchGPT, TorchTrainer, TrainableGPT, named_gradients
 from .torch_storylm0 import storylm0_forward
 
-__all__ = ["TorchGPT", "TorchTrainer", "TrainableGPT", "storylm0_forward"]
+__all__ = ["TorchGPT", "TorchTrainer", "TrainableGPT", "named_gradients",
+           "storylm0_forward"]

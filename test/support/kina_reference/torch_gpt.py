@@ -3,8 +3,10 @@ demos.
 
     from kina.models import gpt
     from kina_reference import TorchGPT, TorchTrainer, TrainableGPT
+    from kina_reference import named_gradients
     logits = TorchGPT(cfg, w)(token_ids)     # [B, T, V], torch.Tensor
     model = TrainableGPT(cfg, w)             # the same, for autograd
+    named_gradients(model)                   # after backward: {name: grad}
     trainer = TorchTrainer(cfg, w)           # tied wte, AdamW
     loss = trainer.step(token_ids, targets)  # one step; trainer.weights()
 """
@@ -94,6 +96,25 @@ def TrainableGPT(cfg, w, tied=None):
             return self.lnf(x) @ head.T
 
     return GPT()
+
+
+def named_gradients(model):
+    """A TrainableGPT's gradients (after backward) by Kina's parameter
+    names, as NumPy arrays in Kina's layouts ([in, out] matrices)."""
+    grads = {"wte": model.wte.weight.grad, "wpe": model.wpe.grad,
+             "lnf_g": model.lnf.weight.grad, "lnf_b": model.lnf.bias.grad}
+    if hasattr(model, "lm_head"):  # untied
+        grads["lm_head"] = model.lm_head.weight.grad.T
+    for i, block in enumerate(model.blocks):
+        linears = {"q": block.q, "k": block.k, "v": block.v, "o": block.o,
+                   "_fc": block.fc, "_proj": block.proj}
+        for suffix, linear in linears.items():
+            grads["w%s_%d" % (suffix, i)] = linear.weight.grad.T
+            grads["b%s_%d" % (suffix, i)] = linear.bias.grad
+        for norm, module in (("ln1", block.ln1), ("ln2", block.ln2)):
+            grads["%s_g_%d" % (norm, i)] = module.weight.grad
+            grads["%s_b_%d" % (norm, i)] = module.bias.grad
+    return {name: g.numpy() for name, g in grads.items()}
 
 
 class TorchTrainer:
