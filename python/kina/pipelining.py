@@ -36,6 +36,7 @@ import numpy as np
 
 from . import pipeline as _pipeline
 from .bfloat16 import from_bf16
+from .models import adamw
 from .pipeline import ScheduleError
 from .tracing import ELEMENT_TYPES
 
@@ -47,6 +48,8 @@ _NUMPY_DTYPES = {name.lower(): dtype for dtype, name in ELEMENT_TYPES.items()}
 _BACKWARD = "kina_pipeline_backward_%d"
 _INPUT_GRADIENT = "kina_pipeline_input_gradient_%d"
 _WEIGHT_GRADIENT = "kina_pipeline_weight_gradient_%d"
+_ADAMW = "kina_pipeline_adamw_%d"
+OPTIMIZERS = ("adamw",)
 
 # How long a rank waits for a transfer before the step fails.
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -68,6 +71,11 @@ def gradient_dtype(param):
     return np.float32 if param.dtype == "bf16" else _NUMPY_DTYPES[param.dtype]
 
 
+def mean_gradient(total, microbatches):
+    """A weight's gradient of the mean loss from its sum over microbatches."""
+    return total * total.dtype.type(1.0 / microbatches)
+
+
 def mean_loss(losses):
     """The step's loss: the microbatches' losses summed in float64 in
     microbatch order, over M."""
@@ -81,8 +89,10 @@ class _Stage:
     """One virtual stage: its function, its parameters' roles; `bind`
     adds their types once the program is compiled."""
 
-    def __init__(self, index, name, param_names, batch, constants, last):
+    def __init__(self, index, name, param_names, batch, constants, last,
+                 types):
         self.index, self.name, self.last = index, name, last
+        self.types = types  # parameter name -> its type as source writes it
         self.activation = param_names[0] if index > 0 and param_names \
             else None
         self.weights = [p for p in param_names
@@ -122,6 +132,42 @@ def _gradient_source(stage, split):
         define(_INPUT_GRADIENT, inputs)
     if split and stage.weights:
         define(_WEIGHT_GRADIENT, stage.weights)
+    return "\n".join(lines)
+
+
+def _source_type(ir_type):
+    """`4x8xf32, @host` (a kina.tensor's body) as source writes it,
+    `Tensor[F32, [4, 8], @host]`, and its rank."""
+    shape_and_type, placement = [part.strip()
+                                 for part in ir_type.split(",", 1)]
+    *dims, element = shape_and_type.split("x")
+    return "Tensor[%s, [%s], %s]" % (element.upper(), ", ".join(dims),
+                                     placement), len(dims)
+
+
+def _adamw_source(stage):
+    """`kina_pipeline_adamw_K`: one AdamW step (PyTorch's: decoupled
+    weight decay, on weights of rank 2 or more) of the stage's weights
+    from their mean gradients, each weight and moment written back into
+    its own array (@reuses)."""
+    w = stage.weights
+    scalar = "Tensor[F32, [], @host]"
+    typed = {n: stage.types[n][0] for n in w}
+    params = ["%s%s: %s" % (prefix, n, typed[n])
+              for prefix in ("", "d_", "m_", "v_") for n in w]
+    params += ["%s: %s" % (n, scalar) for n in adamw.SCALARS]
+    results = ["%s @reuses(%s%s)" % (typed[n], prefix, n)
+               for prefix in ("", "m_", "v_") for n in w]
+    lines = ["fn %s(%s) -> (%s) {" % (_ADAMW % stage.index,
+                                      ", ".join(params), ", ".join(results)),
+             *adamw.scalar_lines()]
+    for n in w:
+        lines += adamw.update_lines(n, "m_" + n, "v_" + n, "d_" + n,
+                                    ("mn_" + n, "vn_" + n, "wn_" + n),
+                                    decayed=stage.types[n][1] >= 2)
+    lines += ["  return %s" % ", ".join(
+        ["wn_" + n for n in w] + ["mn_" + n for n in w] +
+        ["vn_" + n for n in w]), "}"]
     return "\n".join(lines)
 
 
@@ -199,7 +245,7 @@ class Pipeline:
     def __init__(self, source, stages, batch, constants=(), schedule="1f1b",
                  microbatches=4, chunks=0, filename="<pipeline>",
                  num_threads=1, timeout=DEFAULT_TIMEOUT_SECONDS,
-                 cache_dir=None):
+                 cache_dir=None, optimizer=None):
         import kina
         if isinstance(schedule, _pipeline.Schedule):
             self.schedule = schedule
@@ -225,10 +271,22 @@ class Pipeline:
         self.batch_names = list(batch)
         self.constants = list(constants)
         self.timeout = timeout
+        if optimizer not in (None,) + OPTIMIZERS:
+            raise PipelineError("optimizer must be None or one of %s, not "
+                                "%r" % (", ".join(OPTIMIZERS), optimizer))
+        self.optimizer = optimizer
+        if optimizer not in (None,) + OPTIMIZERS:
+            raise PipelineError("optimizer must be None or one of %s, not "
+                                "%r" % (", ".join(OPTIMIZERS), optimizer))
+        self.optimizer = optimizer
         self._stages = self._find_stages(source, filename, stages)
-        self.source = source.rstrip("\n") + "\n\n" + "\n".join(
-            _gradient_source(stage, split=self._splits_backward())
-            for stage in self._stages) + "\n"
+        added = [_gradient_source(stage, split=self._splits_backward())
+                 for stage in self._stages]
+        if optimizer:
+            added += [_adamw_source(stage) for stage in self._stages
+                      if stage.weights]
+        self.source = source.rstrip("\n") + "\n\n" + "\n".join(added) + \
+            "\n"
         self.module = kina.compile(self.source, filename,
                                    num_threads=num_threads,
                                    cache_dir=cache_dir)
@@ -249,11 +307,14 @@ class Pipeline:
         """The stages by name, their parameters' roles from the program's
         declarations (kina.check: parsed and typed, not compiled)."""
         import kina
-        declared = {}
+        declared, types = {}, {}
         for match in re.finditer(r"func\.func (?:private )?@([\w.]+)\((.*)\)"
                                  r" ->", kina.check(source, filename)):
-            declared[match.group(1)] = re.findall(r'kina\.name = "(\w+)"',
-                                                  match.group(2))
+            params = re.findall(r'!kina\.tensor<([^>]*)> \{kina\.name = '
+                                r'"(\w+)"\}', match.group(2))
+            declared[match.group(1)] = [name for _, name in params]
+            types[match.group(1)] = {name: _source_type(t)
+                                     for t, name in params}
         stages = []
         for index, name in enumerate(names):
             if name not in declared:
@@ -272,7 +333,8 @@ class Pipeline:
                                              else "a constant")
                         if params else "nothing"))
             stages.append(_Stage(index, name, params, self.batch_names,
-                                 self.constants, index == len(names) - 1))
+                                 self.constants, index == len(names) - 1,
+                                 types[name]))
         seen = {}
         for stage in stages:
             for weight in stage.weights:
@@ -412,7 +474,7 @@ class Pipeline:
                                    array.dtype, list(array.shape), want,
                                    list(p.shape)))
 
-    def step(self, weights, batch):
+    def step(self, weights, batch, update=None):
         """One training step on the simulator (a thread per rank): the mean
         loss and each weight's gradient, as `StepResult`."""
         self.check_weights(weights)
@@ -427,6 +489,8 @@ class Pipeline:
             try:
                 self.run_rank(rank, weights, split, transfers, outcome,
                               origin)
+                if update is not None:
+                    self._update(rank, weights, outcome, update)
             except _Abandoned:
                 pass
             except Exception as error:  # a rank's failure ends the step
@@ -445,6 +509,46 @@ class Pipeline:
         result = outcome.result()
         result.bytes_moved = transfers.bytes_moved
         return result
+
+    def optimizer_state(self, weights):
+        """AdamW's moments for `weights`, zero: {"m_<w>": ..., "v_<w>": ...}."""
+        return {prefix + w: np.zeros_like(np.asarray(weights[w]))
+                for prefix in ("m_", "v_") for w in self.weights}
+
+    def train_step(self, weights, state, batch, step, lr=1e-3,
+                   betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+        """`step` and then, on each rank, one AdamW update of its stages'
+        weights from the step's mean gradients (`step` counts from 1 for
+        the bias corrections). `weights` and `state` (optimizer_state's
+        moments) are updated in place; returns the StepResult."""
+        if self.optimizer != "adamw":
+            raise PipelineError("train_step needs Pipeline(..., "
+                                "optimizer=\"adamw\")")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+            raise PipelineError("step counts from 1, not %r" % (step,))
+        missing = [k for k in self.optimizer_state({w: 0 for w in
+                                                    self.weights})
+                   if k not in state]
+        if missing:
+            raise PipelineError("the optimizer state has no %s" %
+                                ", ".join(missing))
+        update = (state, adamw.scalars(step, lr, betas, eps, weight_decay))
+        return self.step(weights, batch, update=update)
+
+    def _update(self, rank, weights, outcome, update):
+        """AdamW on rank `rank`'s stages, in place."""
+        state, scalars = update
+        M = self.schedule.microbatches
+        for stage in self._stages:
+            if stage.index % self.schedule.stages != rank or \
+                    not stage.weights:
+                continue
+            w = stage.weights
+            args = ([weights[n] for n in w] +
+                    [mean_gradient(outcome.gradients[n], M) for n in w] +
+                    [state["m_" + n] for n in w] +
+                    [state["v_" + n] for n in w] + scalars)
+            getattr(self.module, _ADAMW % stage.index)(*args)
 
     def run_rank(self, rank, weights, batch, transfers, outcome, origin):
         """Rank `rank`'s program: its transfers through `transfers`, its
@@ -544,8 +648,7 @@ class _Outcome:
 
     def result(self):
         s = self.schedule
-        scale = 1.0 / s.microbatches
-        gradients = {w: g * g.dtype.type(scale)
+        gradients = {w: mean_gradient(g, s.microbatches)
                      for w, g in self.gradients.items()}
         loss = mean_loss(self.losses)
         makespan = max((end for rank in self.trace for _, _, end in rank),

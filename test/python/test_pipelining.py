@@ -161,6 +161,46 @@ def test_programs_name_each_ranks_calls_and_transfers(steps):
     assert "@layer1 " not in rank0
 
 
+def test_adamw_per_stage_trains_as_torch_does():
+    weights, batch = data(ROWS, WIDTH, MICROBATCHES, seed=4)
+    reference = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+                 for k, v in weights.items()}
+    # PyTorch's AdamW, decaying the matrices only ([WIDTH, 1] counts).
+    optimizer = torch.optim.AdamW(
+        [{"params": list(reference.values()), "weight_decay": 0.1}],
+        lr=1e-2, betas=(0.9, 0.99), eps=1e-8)
+    pipe = pipelining.Pipeline(source(ROWS, WIDTH), STAGES, ["x", "y"],
+                               schedule="1f1b", microbatches=MICROBATCHES,
+                               optimizer="adamw")
+    state = pipe.optimizer_state(weights)
+    arrays = dict(weights)
+    for step in range(1, 4):
+        result = pipe.train_step(arrays, state, batch, step, lr=1e-2,
+                                 betas=(0.9, 0.99), weight_decay=0.1)
+        optimizer.zero_grad()
+        h = torch.tensor(batch["x"], dtype=torch.float64)
+        for i in range(LAYERS - 1):
+            h = torch.tanh(h @ reference["w%d" % i])
+        d = h @ reference["w%d" % (LAYERS - 1)] - torch.tensor(
+            batch["y"], dtype=torch.float64)
+        loss = (d * d).mean()
+        loss.backward()
+        optimizer.step()
+        assert result.loss == pytest.approx(float(loss), rel=1e-5)
+    for name, value in reference.items():
+        assert arrays[name] is weights[name]  # updated in place
+        np.testing.assert_allclose(arrays[name], value.detach().numpy(),
+                                   rtol=0, atol=2e-5, err_msg=name)
+    assert any(state["m_w0"].ravel()) and (state["v_w0"] >= 0).all()
+    with pytest.raises(pipelining.PipelineError, match=r"step counts from "
+                       r"1, not 0"):
+        pipe.train_step(arrays, state, batch, 0)
+    with pytest.raises(pipelining.PipelineError, match=r"the optimizer state "
+                       r"has no m_w3"):
+        pipe.train_step(arrays, {k: v for k, v in state.items()
+                                 if k != "m_w3"}, batch, 4)
+
+
 def pipeline_error(match, stages=STAGES, batch=("x", "y"), text=None,
                    **options):
     with pytest.raises((pipelining.PipelineError, ScheduleError),

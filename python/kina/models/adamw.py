@@ -3,7 +3,18 @@ training step that takes the scalars SCALARS as parameters (bc1 = 1 -
 beta1^step and bc2 = 1 - beta2^step, the step's bias corrections): the
 GPT's step and the tests' steps write the same update."""
 
+import numpy as np
+
 SCALARS = ("lr", "beta1", "beta2", "eps", "weight_decay", "bc1", "bc2")
+
+
+def scalars(step, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    """A step's scalar inputs for step `step` (from 1), as float32 0-d
+    arrays in SCALARS order."""
+    beta1, beta2 = betas
+    values = (lr, beta1, beta2, eps, weight_decay, 1 - beta1 ** step,
+              1 - beta2 ** step)
+    return [np.array(v, dtype=np.float32) for v in values]
 
 
 def scalar_lines():

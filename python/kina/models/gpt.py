@@ -601,11 +601,8 @@ def pipeline_source(cfg, stages):
 def adamw_scalars(step, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                   weight_decay=0.01):
     """The training step's scalar inputs for step `step` (from 1), as
-    float32 0-d arrays in ADAMW_SCALARS order."""
-    beta1, beta2 = betas
-    values = (lr, beta1, beta2, eps, weight_decay, 1 - beta1 ** step,
-              1 - beta2 ** step)
-    return [np.array(v, dtype=np.float32) for v in values]
+    float32 0-d arrays in ADAMW_SCALARS order (adamw.scalars)."""
+    return adamw.scalars(step, lr, betas, eps, weight_decay)
 
 
 def weights(cfg, seed=0, tied=False):
