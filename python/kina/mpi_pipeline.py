@@ -2,8 +2,8 @@
 rank per pipeline rank, each running its own program:
 
     mpirun -n S python3 -m kina.mpi_pipeline PROGRAM.kina INPUTS.npz \\
-        OUTPUT.npz --stages f0,f1,... --batch x,y --schedule 1f1b \\
-        --microbatches M [--chunks V] [--repeat K]
+        OUTPUT.npz --stages f0,f1,... --batch x,y [--constants mask] \\
+        --schedule 1f1b --microbatches M [--chunks V] [--repeat K]
 
 INPUTS.npz holds every weight and batch array by name (the batch at the
 whole step's size). Every rank compiles PROGRAM (with $KINA_CACHE_DIR set,
@@ -120,6 +120,9 @@ def main(argv=None):
                         help="the stage functions, comma-separated")
     parser.add_argument("--batch", required=True,
                         help="the batch parameters, comma-separated")
+    parser.add_argument("--constants", default="",
+                        help="parameters every stage gets whole, with no "
+                        "gradient (a mask), comma-separated")
     parser.add_argument("--schedule", default="1f1b",
                         help="gpipe, 1f1b, interleaved or zb-h1")
     parser.add_argument("--microbatches", type=int, default=4)
@@ -143,6 +146,7 @@ def _run(args, backend):
         source = f.read()
     pipe = _pipelining.Pipeline(
         source, args.stages.split(","), args.batch.split(","),
+        constants=[c for c in args.constants.split(",") if c],
         schedule=args.schedule, microbatches=args.microbatches,
         chunks=args.chunks, filename=args.program)
     s, rank = pipe.schedule, backend.rank

@@ -6,7 +6,7 @@
     result = pipe.step(weights, batch)      # one rank per stage, threads
     result.loss, result.gradients           # mean over microbatches
     result.trace.gantt("1f1b.png")          # what each rank did, in seconds
-    print(pipe.programs())                  # per rank, its calls and transfers
+    print(pipe.ir("pipeline"))              # per rank, its calls and transfers
 
 Each stage is a function of the program, run on its own rank (with
 interleaving, rank r runs stages r, r + S, ...: its chunks). Stage k > 0
@@ -415,6 +415,13 @@ class Pipeline:
                     lines.append("  %s%d: call @%s on microbatch %d" % (
                         phase, mb, function, mb))
         return "\n".join(lines)
+
+    def ir(self, stage="pipeline"):
+        """"pipeline": each rank's program (`programs()`); any other stage
+        of kina.STAGES: the compiled module's IR, the stage functions and
+        their backward included."""
+        return self.programs() if stage == "pipeline" else \
+            self.module.ir(stage)
 
     def split_batch(self, batch):
         """Each batch array cut into microbatches, checked."""

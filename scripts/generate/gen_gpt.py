@@ -15,7 +15,13 @@ zero3+megatron and fsdp+megatron do the same on data+megatron's mesh
 (docs/gpt.md, "ZeRO plans").
 --form train writes the training step instead: lm_head tied to wte, the
 mean token cross-entropy, its reverseMode and one AdamW update
-(docs/gpt.md, "Training")."""
+(docs/gpt.md, "Training").
+--form pipeline writes the forward and loss as pipeline stages (untied
+lm_head, F32 on the host), one function gpt_stage_K per virtual stage:
+--stages S ranks, times 2 chunks for --schedule interleaved (--chunks
+V), the blocks shared out equally; --batch is a microbatch's sequences,
+--microbatches M per step. Its first lines give the command that runs it
+on S MPI ranks (kina.mpi_pipeline; docs/gpt.md, "Pipeline stages")."""
 
 import argparse
 import pathlib
@@ -36,10 +42,22 @@ for name, what in SIZES.items():
                         "%d)" % (what, getattr(gpt.Config(), name),
                                  getattr(gpt.Config.tiny(), name)))
 parser.add_argument("--batch", type=int, default=1, help="sequences per call")
-parser.add_argument("--form", choices=["forward", "loss", "train"],
+parser.add_argument("--form", choices=["forward", "loss", "train",
+                                     "pipeline"],
                     default="forward",
                     help="the forward; with the loss and its gradients; "
-                    "the whole training step (tied wte)")
+                    "the whole training step (tied wte); pipeline stages")
+parser.add_argument("--stages", type=int, default=2,
+                    help="with --form pipeline: ranks (default 2)")
+parser.add_argument("--schedule", default="1f1b",
+                    choices=["gpipe", "1f1b", "interleaved", "zb-h1"],
+                    help="with --form pipeline (default 1f1b)")
+parser.add_argument("--chunks", type=int, default=0,
+                    help="with --schedule interleaved: chunks per rank "
+                    "(default 2)")
+parser.add_argument("--microbatches", type=int, default=4,
+                    help="with --form pipeline: microbatches per step "
+                    "(default 4)")
 parser.add_argument("--tiny", action="store_true",
                     help="the test sizes: 2 layers, D=64, H=4, T=16, V=512 "
                     "(sizes given explicitly still win)")
@@ -71,7 +89,29 @@ if args.shard:
     except ValueError as error:
         parser.error(str(error))
 parallel = args.shard or "megatron"
-if args.form == "train":
+if args.form == "pipeline":
+    if args.shard or args.dtype != "f32":
+        parser.error("--form pipeline is F32 on the host: no --shard or "
+                     "--dtype")
+    import kina.pipeline
+    try:
+        schedule = kina.pipeline.schedule(args.schedule, args.stages,
+                                          args.microbatches, args.chunks)
+        functions = schedule.stages * schedule.chunks
+        text = gpt.pipeline_source(cfg, functions)
+    except (ValueError, kina.pipeline.ScheduleError) as error:
+        parser.error(str(error))
+    names = ",".join(gpt.PIPELINE_STAGE % k for k in range(functions))
+    text = ("# Run one step on %d ranks (INPUTS.npz: every weight, the mask, "
+            "and token_ids and targets of %d x %d sequences):\n"
+            "#   mpirun -n %d python3 -m kina.mpi_pipeline THIS.kina "
+            "INPUTS.npz OUTPUT.npz --stages %s --batch token_ids,targets "
+            "--constants mask --schedule %s --microbatches %d%s\n" % (
+                schedule.stages, args.microbatches, cfg.b, schedule.stages,
+                names, args.schedule, args.microbatches,
+                " --chunks %d" % schedule.chunks
+                if args.schedule == "interleaved" else "")) + text
+elif args.form == "train":
     text = gpt.train_source(cfg, mesh=mesh, parallel=parallel,
                             dtype=args.dtype)
 elif args.form == "loss":

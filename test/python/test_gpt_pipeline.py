@@ -5,6 +5,9 @@ gradient against torch.autograd in float64 on the whole batch and
 against Kina's unpipelined step, within 1e-5."""
 
 import os
+import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,6 +17,9 @@ import kina
 from kina import pipelining
 from kina.models import gpt
 from kina_reference import TrainableGPT, named_gradients
+from test_pipelining import needs_mpi, run_ranks
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 CFG = gpt.Config(layers=8, d=32, heads=2, t=8, v=64, b=1)
 MICROBATCHES = 4
@@ -81,3 +87,39 @@ def test_more_stages_than_layers_is_refused():
         gpt.pipeline_source(CFG, 16)
     with pytest.raises(ValueError, match=r"cannot be cut into 3"):
         gpt.pipeline_source(CFG, 3)
+
+
+@needs_mpi
+def test_the_generators_pipeline_runs_on_ranks_with_the_simulators_bits(
+        data, tmp_path):
+    program = tmp_path / "gpt_pp.kina"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "generate" / "gen_gpt.py"),
+         "--form", "pipeline", "--layers", "8", "--d", "32", "--heads", "2",
+         "--t", "8", "--v", "64", "--stages", "2", "--schedule", "gpipe",
+         "--microbatches", str(MICROBATCHES), "-o", str(program)],
+        capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = program.read_text()
+    command = text.splitlines()[1]
+    assert "mpirun -n 2 python3 -m kina.mpi_pipeline" in command
+    assert "--stages gpt_stage_0,gpt_stage_1 --batch token_ids,targets " \
+        "--constants mask --schedule gpipe --microbatches 4" in command
+    weights, ids, targets = data
+    constants = dict(weights, mask=gpt.causal_mask(CFG))
+    pipe = pipelining.Pipeline(text, ["gpt_stage_0", "gpt_stage_1"],
+                               ["token_ids", "targets"], constants=["mask"],
+                               schedule="gpipe", microbatches=MICROBATCHES,
+                               filename=str(program),
+                               cache_dir=str(tmp_path / "cache"))
+    simulated = pipe.step(constants, {"token_ids": ids, "targets": targets})
+    np.savez(tmp_path / "in.npz", token_ids=ids, targets=targets,
+             **constants)
+    done = run_ranks(tmp_path, 2, program, tmp_path / "in.npz",
+                     *command.split("OUTPUT.npz")[1].split())
+    assert done.returncode == 0, done.stderr
+    with np.load(tmp_path / "out.npz") as out:
+        assert float(out["loss"]) == simulated.loss
+        for name, value in simulated.gradients.items():
+            np.testing.assert_array_equal(out["grad_" + name], value,
+                                          err_msg=name)

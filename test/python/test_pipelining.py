@@ -21,6 +21,7 @@ import kina
 import kina.pipeline
 from kina import pipelining
 from kina.pipeline import ScheduleError
+from test_mpi import mpi_environment
 
 LAYERS = 4  # stage functions: three tanh layers and a squared-error head
 MICROBATCHES = 8
@@ -295,11 +296,8 @@ needs_mpi = pytest.mark.skipif(
 
 
 def run_ranks(tmp_path, ranks, program, inputs, *options, timeout=300):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1",
-               KINA_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=os.pathsep.join(sys.path))
+    """mpirun of kina.mpi_pipeline, the ranks sharing tmp_path/cache."""
+    env = dict(mpi_environment(), KINA_CACHE_DIR=str(tmp_path / "cache"))
     return subprocess.run(
         ["mpirun", "-n", str(ranks), sys.executable, "-m",
          "kina.mpi_pipeline", str(program), str(inputs),
