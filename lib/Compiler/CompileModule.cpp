@@ -40,6 +40,31 @@ private:
 };
 } // namespace
 
+/// A split reverseMode `G` (`split=true`) is exported as G_forward and
+/// G_backward, whose types only differentiation gives: `declared` (the
+/// program's functions as written) takes them from `exported`.
+static void replaceSplitReverseModes(ModuleSignature &declared,
+                                     const ModuleSignature &exported) {
+  auto find = [&](const std::string &name) -> const FunctionSignature * {
+    for (const FunctionSignature &f : exported.functions)
+      if (f.name == name)
+        return &f;
+    return nullptr;
+  };
+  std::vector<FunctionSignature> functions;
+  for (FunctionSignature &f : declared.functions) {
+    const FunctionSignature *forward = find(f.name + "_forward");
+    const FunctionSignature *backward = find(f.name + "_backward");
+    if (!find(f.name) && forward && backward) {
+      functions.push_back(*forward);
+      functions.push_back(*backward);
+      continue;
+    }
+    functions.push_back(std::move(f));
+  }
+  declared.functions = std::move(functions);
+}
+
 static std::string printed(Operation *op, const CompileOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -106,6 +131,7 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
     } else {
       signature->mesh = exportedSignature->mesh;
       signature->devices = exportedSignature->devices;
+      replaceSplitReverseModes(*signature, *exportedSignature);
     }
   }
   out.signature = *signature;

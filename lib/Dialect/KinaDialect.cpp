@@ -59,6 +59,7 @@ LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
   if (name == getEntryAttrHelper().getName() ||
       name == getParallelBodyAttrHelper().getName() ||
       name == getReshardAfterForwardAttrHelper().getName() ||
+      name == getSplitBackwardAttrHelper().getName() ||
       name == getAutoShardedAttrHelper().getName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
       return op->emitError()

@@ -27,6 +27,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::kina {
 #define GEN_PASS_DEF_DIFFERENTIATEPASS
@@ -44,6 +45,9 @@ public:
       : op(op), symbols(symbols), builder(op) {}
 
   LogicalResult run();
+
+  /// The last op of the forward once `run` succeeded (null: none).
+  Operation *lastForward = nullptr;
 
 private:
   LogicalResult copyBody(func::FuncOp fn, IRMapping &map,
@@ -323,11 +327,132 @@ LogicalResult ReverseMode::run() {
     replacements.push_back(placed(gradient, declaredType,
                                   getGradientLoc(name, declared.getLoc())));
   }
-  Operation *lastForward = tape.empty() ? nullptr : tape.back();
+  lastForward = tape.empty() ? nullptr : tape.back();
   op->replaceAllUsesWith(replacements);
   op->erase();
   if (lastForward)
     eraseUnused(lastForward);
+  return success();
+}
+
+/// `G` (a split reverseMode, its body the forward up to `lastForward`,
+/// then the backward) as two functions: G_forward (F's parameters to F's
+/// result and every forward value the backward reads) and G_backward (F's
+/// parameters, those values and the seed, to the gradients). G is erased.
+static LogicalResult splitForwardAndBackward(func::FuncOp g,
+                                             Operation *lastForward,
+                                             unsigned numParams,
+                                             SymbolTable &symbols) {
+  std::string forwardName = (g.getName() + "_forward").str();
+  std::string backwardName = (g.getName() + "_backward").str();
+  for (const std::string &name : {forwardName, backwardName})
+    if (symbols.lookup(name))
+      return g.emitError("split=true defines '")
+             << name << "', a name already taken";
+  Block &body = g.front();
+  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+  auto forwardEnd =
+      lastForward ? std::next(lastForward->getIterator()) : body.begin();
+  DenseSet<Operation *> forwardOps;
+  for (Operation &o : llvm::make_range(body.begin(), forwardEnd))
+    forwardOps.insert(&o);
+  // What the backward (and the gradients returned) read of the forward.
+  llvm::SetVector<Value> saved;
+  auto save = [&](Value v) {
+    if (Operation *def = v.getDefiningOp(); def && forwardOps.contains(def))
+      saved.insert(v);
+  };
+  for (Operation &o : llvm::make_range(forwardEnd, body.end())) {
+    if (&o == returnOp.getOperation()) {
+      for (Value v : returnOp.getOperands().drop_front())
+        save(v);
+      continue;
+    }
+    o.walk([&](Operation *nested) {
+      for (Value v : nested->getOperands())
+        save(v);
+    });
+  }
+  Value value = returnOp.getOperand(0);
+  if (Operation *def = value.getDefiningOp(); def && !forwardOps.contains(def))
+    return g.emitError("internal error: the value of a split reverseMode is "
+                       "computed after its forward");
+
+  OpBuilder builder(g);
+  StringRef nameAttr = KinaDialect::NameAttrHelper::getNameStr();
+  FunctionType type = g.getFunctionType();
+  auto params = type.getInputs().take_front(numParams);
+  SmallVector<Type> savedTypes;
+  for (Value v : saved)
+    savedTypes.push_back(v.getType());
+  auto copyParamNames = [&](func::FuncOp fn) {
+    for (unsigned i = 0; i < numParams; ++i)
+      if (auto name = g.getArgAttrOfType<StringAttr>(i, nameAttr))
+        fn.setArgAttr(i, nameAttr, name);
+  };
+  auto savedName = [&](size_t i) {
+    return builder.getStringAttr("saved_" + std::to_string(i));
+  };
+
+  // G_forward: the forward ops, returning the value and the saved values.
+  SmallVector<Type> forwardResults = {value.getType()};
+  llvm::append_range(forwardResults, savedTypes);
+  auto forward =
+      func::FuncOp::create(builder, g.getLoc(), forwardName,
+                           builder.getFunctionType(params, forwardResults));
+  copyParamNames(forward);
+  {
+    Block *entry = forward.addEntryBlock();
+    IRMapping map;
+    for (unsigned i = 0; i < numParams; ++i)
+      map.map(body.getArgument(i), entry->getArgument(i));
+    OpBuilder inside = OpBuilder::atBlockEnd(entry);
+    for (Operation &o : llvm::make_range(body.begin(), forwardEnd))
+      inside.clone(o, map);
+    SmallVector<Value> results = {map.lookupOrDefault(value)};
+    for (Value v : saved)
+      results.push_back(map.lookup(v));
+    func::ReturnOp::create(inside, g.getLoc(), results);
+  }
+
+  // G_backward: F's parameters, the saved values, then the seed.
+  SmallVector<Type> backwardInputs(params);
+  llvm::append_range(backwardInputs, savedTypes);
+  auto seeds = type.getInputs().drop_front(numParams);
+  llvm::append_range(backwardInputs, seeds);
+  auto backward = func::FuncOp::create(
+      builder, g.getLoc(), backwardName,
+      builder.getFunctionType(backwardInputs, type.getResults().drop_front()));
+  copyParamNames(backward);
+  for (size_t i = 0; i < saved.size(); ++i)
+    backward.setArgAttr(numParams + i, nameAttr, savedName(i));
+  for (unsigned i = numParams; i < type.getNumInputs(); ++i)
+    if (auto name = g.getArgAttrOfType<StringAttr>(i, nameAttr))
+      backward.setArgAttr(numParams + saved.size() + (i - numParams), nameAttr,
+                          name);
+  {
+    Block *entry = backward.addEntryBlock();
+    IRMapping map;
+    for (unsigned i = 0; i < numParams; ++i)
+      map.map(body.getArgument(i), entry->getArgument(i));
+    for (auto [i, v] : llvm::enumerate(saved))
+      map.map(v, entry->getArgument(numParams + i));
+    for (unsigned i = numParams; i < type.getNumInputs(); ++i)
+      map.map(body.getArgument(i),
+              entry->getArgument(numParams + saved.size() + (i - numParams)));
+    OpBuilder inside = OpBuilder::atBlockEnd(entry);
+    for (Operation &o : llvm::make_range(forwardEnd, body.end()))
+      inside.clone(o, map);
+    // The return was cloned with the value first: drop it.
+    auto cloned = cast<func::ReturnOp>(entry->getTerminator());
+    SmallVector<Value> gradients(cloned.getOperands().drop_front());
+    inside.setInsertionPoint(cloned);
+    func::ReturnOp::create(inside, cloned.getLoc(), gradients);
+    cloned.erase();
+  }
+  symbols.erase(g);
+  symbols.insert(forward);
+  symbols.insert(backward);
   return success();
 }
 
@@ -339,9 +464,17 @@ struct DifferentiatePass
     SymbolTable symbols(module);
     SmallVector<ReverseModeOp> ops;
     module.walk([&](ReverseModeOp op) { ops.push_back(op); });
-    for (ReverseModeOp op : ops)
-      if (failed(ReverseMode(op, symbols).run()))
+    for (ReverseModeOp op : ops) {
+      auto g = op->getParentOfType<func::FuncOp>();
+      auto callee = symbols.lookup<func::FuncOp>(op.getCallee());
+      ReverseMode reverse(op, symbols);
+      if (failed(reverse.run()))
         return signalPassFailure();
+      if (g->hasAttr(KinaDialect::SplitBackwardAttrHelper::getNameStr()) &&
+          failed(splitForwardAndBackward(g, reverse.lastForward,
+                                         callee.getNumArguments(), symbols)))
+        return signalPassFailure();
+    }
   }
 };
 } // namespace

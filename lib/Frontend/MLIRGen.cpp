@@ -475,6 +475,30 @@ void MLIRGen::declareReverseMode(const Function &fn) {
                       << decl.of << "' returns " << formatType(result);
     return;
   }
+  if (decl.split) {
+    // The saved values' placements would be the propagation's to choose
+    // across a function boundary, which it does not do yet.
+    auto onHost = [](Type t) {
+      return cast<KinaTensorType>(t).getPlacement().isHost();
+    };
+    if (!llvm::all_of(type.getInputs(), onHost) || !onHost(result)) {
+      error(fn.loc) << "split=true differentiates functions on the host; '"
+                    << decl.of << "' is placed on a mesh";
+      return;
+    }
+    if (!fn.resultTypes.empty()) {
+      error(fn.resultTypes.front().loc)
+          << "a split reverseMode defines '" << fn.name << "_forward' and '"
+          << fn.name << "_backward', whose types are not declared";
+      return;
+    }
+    for (const char *suffix : {"_forward", "_backward"})
+      if (functions.count(fn.name + suffix)) {
+        error(fn.loc) << "split=true defines '" << fn.name << suffix
+                      << "', a name already taken";
+        return;
+      }
+  }
   // As jax.grad, which needs an argument to differentiate: a gradient of
   // nothing would be the function itself under another name.
   if (decl.wrt.empty()) {
@@ -534,6 +558,8 @@ void MLIRGen::declareReverseMode(const Function &fn) {
   if (decl.reshardAfterForward)
     dialect->getReshardAfterForwardAttrHelper().setAttr(op,
                                                         builder.getUnitAttr());
+  if (decl.split)
+    dialect->getSplitBackwardAttrHelper().setAttr(op, builder.getUnitAttr());
   wrtPositions[fn.name] = positions;
   it->second = FunctionInfo{&fn, op};
   callGraph[fn.name].push_back({decl.of, decl.ofLoc});

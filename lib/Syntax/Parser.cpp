@@ -558,7 +558,8 @@ bool Parser::parseResultTypes(Function &fn) {
 }
 
 /// `reverseMode(F, wrt=[p, ...])` after `fn G =`, optionally with
-/// `, reshard_after_forward=true|false` after the list.
+/// `, reshard_after_forward=true|false` and `, split=true|false` after the
+/// list.
 bool Parser::parseReverseMode(Function &fn) {
   if (!tok().isIdentifier(kReverseModeWord))
     return expected("'reverseMode(F, wrt=[...])' after 'fn " + fn.name +
@@ -594,18 +595,28 @@ bool Parser::parseReverseMode(Function &fn) {
   }
   if (!expectClose(TokenKind::RBracket, "]", listOpen))
     return false;
-  if (consumeIf(TokenKind::Comma)) {
-    if (!tok().isIdentifier(kReshardAfterForwardWord) ||
-        !peekTok().is(TokenKind::Equal))
+  // Options, each once: `name=true|false`.
+  bool seen[2] = {false, false};
+  while (consumeIf(TokenKind::Comma)) {
+    const char *words[2] = {kReshardAfterForwardWord, kSplitWord};
+    bool *flags[2] = {&decl.reshardAfterForward, &decl.split};
+    int which = tok().isIdentifier(words[0])   ? 0
+                : tok().isIdentifier(words[1]) ? 1
+                                               : -1;
+    if (which < 0 || !peekTok().is(TokenKind::Equal))
       return expected(std::string("'") + kReshardAfterForwardWord +
-                      "=true' or ')' after the wrt list (reverseMode's one "
-                      "option)");
+                      "=true', '" + kSplitWord +
+                      "=true' or ')' after the wrt list (reverseMode's "
+                      "options)");
+    if (seen[which])
+      return error(tok().loc,
+                   std::string("'") + words[which] + "' is given twice");
+    seen[which] = true;
     consume();
     consume();
     if (!tok().isIdentifier("true") && !tok().isIdentifier("false"))
-      return expected(std::string("true or false after ") +
-                      kReshardAfterForwardWord + "=");
-    decl.reshardAfterForward = tok().text == "true";
+      return expected(std::string("true or false after ") + words[which] + "=");
+    *flags[which] = tok().text == "true";
     consume();
   }
   if (!expectClose(TokenKind::RParen, ")", open))

@@ -117,17 +117,19 @@ class _Stage:
         return out
 
 
-def _gradient_source(stage, split):
-    """The reverseMode definitions of a stage's backward and, for a
-    schedule that runs them apart (`split`), its input gradient and its
-    weight gradient (those it has)."""
+def _gradient_source(stage, split, keep):
+    """The reverseMode definitions of a stage's backward (`keep`: split
+    into its forward, which returns what the backward reads, and its
+    backward, which takes that) and, for a schedule that runs them apart
+    (`split`), its input gradient and its weight gradient (those it has)."""
     lines = []
-    def define(name, wrt):
-        lines.append("fn %s = reverseMode(%s, wrt=[%s])" % (
-            name % stage.index, stage.name, ", ".join(wrt)))
+    def define(name, wrt, option=""):
+        lines.append("fn %s = reverseMode(%s, wrt=[%s]%s)" % (
+            name % stage.index, stage.name, ", ".join(wrt), option))
     inputs = [stage.activation] if stage.activation else []
     if stage.weights or inputs:
-        define(_BACKWARD, stage.weights + inputs)
+        define(_BACKWARD, stage.weights + inputs,
+               ", split=true" if keep else "")
     if split and inputs:
         define(_INPUT_GRADIENT, inputs)
     if split and stage.weights:
@@ -245,7 +247,7 @@ class Pipeline:
     def __init__(self, source, stages, batch, constants=(), schedule="1f1b",
                  microbatches=4, chunks=0, filename="<pipeline>",
                  num_threads=1, timeout=DEFAULT_TIMEOUT_SECONDS,
-                 cache_dir=None, optimizer=None):
+                 cache_dir=None, optimizer=None, recompute=None):
         import kina
         if isinstance(schedule, _pipeline.Schedule):
             self.schedule = schedule
@@ -280,7 +282,16 @@ class Pipeline:
                                 "%r" % (", ".join(OPTIMIZERS), optimizer))
         self.optimizer = optimizer
         self._stages = self._find_stages(source, filename, stages)
-        added = [_gradient_source(stage, split=self._splits_backward())
+        if recompute is False and self._splits_backward():
+            raise PipelineError(
+                "recompute=False keeps each forward's values for a whole "
+                "backward (BW); the %s schedule's B and W recompute it" %
+                s.kind)
+        # Keep what each backward reads from its forward, unless asked to
+        # recompute it (or the schedule splits the backward).
+        self.keeps = not recompute and not self._splits_backward()
+        added = [_gradient_source(stage, split=self._splits_backward(),
+                                  keep=self.keeps)
                  for stage in self._stages]
         if optimizer:
             added += [_adamw_source(stage) for stage in self._stages
@@ -408,12 +419,12 @@ class Pipeline:
                 if compute:
                     phase, mb, chunk = compute
                     stage = self._stages[chunk * s.stages + rank]
-                    function = {"F": stage.name,
-                                "BW": _BACKWARD % stage.index,
+                    function = {"F": self._forward_function(stage),
+                                "BW": self._backward_function(stage),
                                 "B": _INPUT_GRADIENT % stage.index,
                                 "W": _WEIGHT_GRADIENT % stage.index}[phase]
-                    lines.append("  %s%d: call @%s on microbatch %d" % (
-                        phase, mb, function, mb))
+                    lines.append("  %s: call @%s on microbatch %d" % (
+                        s.label(_pipeline.Action(*compute)), function, mb))
         return "\n".join(lines)
 
     def ir(self, stage="pipeline"):
@@ -590,6 +601,17 @@ class Pipeline:
                 (compute, start, time.perf_counter() - origin))
 
 
+    def _forward_function(self, stage):
+        """What an F calls: the stage, or its split backward's forward
+        (which also returns what the backward reads)."""
+        if self.keeps and (stage.weights or stage.activation):
+            return _BACKWARD % stage.index + "_forward"
+        return stage.name
+
+    def _backward_function(self, stage):
+        """What a BW calls."""
+        return _BACKWARD % stage.index + ("_backward" if self.keeps else "")
+
     def _act(self, stage, phase, mb, received, weights, batch, kept,
              outcome):
         """Runs one action of `stage`; returns what it sends, if anything.
@@ -600,14 +622,18 @@ class Pipeline:
         key = (stage.index, mb)
         if phase == "F":
             x = received[0] if stage.activation else None
-            saved[key] = x
-            out = getattr(m, stage.name)(
+            out = getattr(m, self._forward_function(stage))(
                 *stage.arguments(weights, batch, mb, x))
+            kept_values = ()
+            if self._forward_function(stage) != stage.name:
+                out, *kept_values = out if isinstance(out, tuple) else (out,)
+            saved[key] = (x, kept_values)
             if stage.last:
                 outcome.losses[mb] = float(out)
                 return None
             return out
-        args = stage.arguments(weights, batch, mb, saved[key])
+        x, kept_values = saved[key]
+        args = stage.arguments(weights, batch, mb, x)
         if phase == "W":
             dy = cotangents.pop(key)
         else:
@@ -617,8 +643,11 @@ class Pipeline:
             del saved[key]
             grads = []
             if stage.weights or stage.activation:
-                grads = list(getattr(m, _BACKWARD % stage.index)(
-                    *args, *seed)[1:])
+                outs = getattr(m, self._backward_function(stage))(
+                    *args, *kept_values, *seed)
+                outs = list(outs if isinstance(outs, tuple) else (outs,))
+                # The recomputing backward returns the value first.
+                grads = outs if self.keeps else outs[1:]
             sent = grads.pop() if stage.activation else None
             outcome.accumulate(stage, grads)
             return sent

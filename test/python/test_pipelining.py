@@ -156,10 +156,14 @@ def test_programs_name_each_ranks_calls_and_transfers(steps):
     assert "W0: call @kina_pipeline_weight_gradient_1 on microbatch 0" in rank1
     assert "send F0's activation from rank 1 to rank 2" in rank1
     assert "wait for B0's cotangent from rank 2 to rank 1" in rank1
-    # The interleaved schedule's rank 0 runs stages 0 and 2.
+    # The interleaved schedule's rank 0 runs stages 0 and 2, each forward
+    # returning what its backward reads (split=true): nothing recomputed.
     rank0 = results["interleaved"][0].programs().split("rank 1:")[0]
-    assert "@layer0 " in rank0 and "@layer2 " in rank0
-    assert "@layer1 " not in rank0
+    assert "F0/0: call @kina_pipeline_backward_0_forward on microbatch 0" \
+        in rank0
+    assert "BW0/1: call @kina_pipeline_backward_2_backward on " \
+        "microbatch 0" in rank0
+    assert "_1_forward" not in rank0
 
 
 def test_adamw_per_stage_trains_as_torch_does():
@@ -202,6 +206,28 @@ def test_adamw_per_stage_trains_as_torch_does():
                                  if k != "m_w3"}, batch, 4)
 
 
+def test_kept_and_recomputed_forwards_give_the_same_bits(steps):
+    results, _ = steps
+    kept_pipe, kept = results["1f1b"]
+    assert kept_pipe.keeps
+    weights, batch = data(ROWS, WIDTH, MICROBATCHES)
+    pipe = pipelining.Pipeline(source(ROWS, WIDTH), STAGES, ["x", "y"],
+                               schedule="1f1b", microbatches=MICROBATCHES,
+                               recompute=True)
+    assert not pipe.keeps
+    assert "BW0: call @kina_pipeline_backward_1 on" in pipe.ir("pipeline")
+    assert "F0: call @layer1 on" in pipe.ir("pipeline")
+    recomputed = pipe.step(weights, batch)
+    assert recomputed.losses == kept.losses
+    for name, value in kept.gradients.items():
+        np.testing.assert_array_equal(recomputed.gradients[name], value)
+    # The kept backward does less: no forward inside it.
+    flops = lambda m, f: m.cost(f).flops
+    assert flops(kept_pipe.module, "kina_pipeline_backward_1_backward") + \
+        flops(kept_pipe.module, "layer1") == \
+        flops(pipe.module, "kina_pipeline_backward_1")
+
+
 def pipeline_error(match, stages=STAGES, batch=("x", "y"), text=None,
                    **options):
     with pytest.raises((pipelining.PipelineError, ScheduleError),
@@ -241,6 +267,9 @@ def test_pipelines_that_cannot_run_are_refused_before_running():
     pipeline_error(r"batch names no stage takes: z", batch=("x", "y", "z"))
     pipeline_error(r"divisible|multiple", schedule="interleaved",
                    microbatches=3)
+    pipeline_error(r"recompute=False keeps each forward's values for a "
+                   r"whole backward \(BW\); the zb-h1 schedule's B and W "
+                   r"recompute it", schedule="zb-h1", recompute=False)
     shared = source(ROWS, WIDTH).replace("w1", "w0")
     pipeline_error(r"weight 'w0' is a parameter of stages 0 and 1",
                    text=shared)
@@ -280,7 +309,8 @@ def test_a_failing_rank_ends_the_step_on_every_rank():
                "w": np.ones((8, 1), np.float32)}
     start = time.monotonic()
     with pytest.raises(pipelining.PipelineError, match=r"rank 0: F1 \(embed on microbatch 1\): "
-                       r"embed\(\): a gather id is outside"):
+                       r"kina_pipeline_backward_0_forward\(\): a gather id "
+                       r"is outside"):
         pipe.step(weights, {"ids": ids})
     assert time.monotonic() - start < 10  # rank 1 was woken, not timed out
     ok = pipe.step(weights, {"ids": ids % 6})

@@ -52,6 +52,12 @@ def Kina_Dialect : Dialect {
       function whose weights split at rest are gathered again for the
       backward (`reshard_after_forward=true`, as FSDP2's) instead of kept
       from the forward: the propagation never merges the two gathers;
+    - `kina.split_backward` (unit, on a `func.func`): a reverseMode
+      function `G` declared `split=true`; `--kina-differentiate` replaces
+      it by `G_forward` (F's parameters to F's result and the values the
+      backward reads of the forward, named `saved_0`, `saved_1`, ...) and
+      `G_backward` (F's parameters, those saved values and the seed, to
+      the gradients);
     - `kina.auto_sharded` (unit, on a `func.func`): every value placed and
       every collective inserted by `--kina-auto-shard`'s plan; the
       propagation leaves the function as it is;
@@ -78,6 +84,7 @@ def Kina_Dialect : Dialect {
     "::mlir::UnitAttr":$pack_rows,
     "::mlir::UnitAttr":$weight,
     "::mlir::UnitAttr":$reshard_after_forward,
+    "::mlir::UnitAttr":$split_backward,
     "::mlir::UnitAttr":$auto_sharded
   );
   let extraClassDeclaration = [{

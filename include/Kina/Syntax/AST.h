@@ -119,7 +119,7 @@ struct Param {
 };
 
 /// `fn G = reverseMode(F, wrt=[p, ...])`, optionally with
-/// `, reshard_after_forward=true`.
+/// `, reshard_after_forward=true` and `, split=true`.
 struct ReverseModeDecl {
   std::string of; // F
   SourceLoc ofLoc;
@@ -128,11 +128,15 @@ struct ReverseModeDecl {
   /// Weights split at rest are gathered again for the backward (FSDP2's
   /// reshard_after_forward) rather than kept from the forward.
   bool reshardAfterForward = false;
+  /// Defines G_forward (F's result and what the backward reads of the
+  /// forward) and G_backward (the gradients from those) instead of G.
+  bool split = false;
 };
 
-/// The one option of a reverseMode after its wrt list.
+/// The options of a reverseMode after its wrt list.
 inline constexpr const char *kReshardAfterForwardWord =
     "reshard_after_forward";
+inline constexpr const char *kSplitWord = "split";
 
 /// The word that defines a function as another's reverse mode.
 inline constexpr const char *kReverseModeWord = "reverseMode";
