@@ -211,6 +211,8 @@ def worker(spec):
         return training_worker(what, spec, repeats)
     if what.startswith("jit-"):
         return jit_worker(what, spec, repeats)
+    if what == "pipe-one":
+        return pipeline_worker(what, spec, repeats)
     if what in ("gpt-grad-compile", "gpt-grad-kina", "gpt-grad-torch"):
         return gpt_gradient_worker(what, spec, repeats)
     if what in ("gpt-kina", "gpt-torch", "gpt-compile"):
@@ -983,6 +985,146 @@ def auto_shard_section(r, **_):
                       for name, total, tied in decisions)))
 
 
+# Section 10: train_gpt's byte-level model (3.2M parameters) as two
+# pipeline stages of two blocks, one global batch of 16 sequences cut
+# into 8 microbatches, 1F1B.
+PIPELINE_MODEL = dict(layers=4, d=256, heads=4, t=64, v=256)
+PIPELINE_BATCH, PIPELINE_MICROBATCHES, PIPELINE_STAGES = 16, 8, 2
+
+
+def pipeline_data(cfg):
+    """The weights (untied lm_head) and one global batch."""
+    import numpy as np
+    from kina.models import gpt
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, cfg.v, (PIPELINE_BATCH, cfg.t)).astype(np.int64)
+    targets = rng.integers(0, cfg.v, (PIPELINE_BATCH, cfg.t)).astype(
+        np.int64)
+    return gpt.weights(cfg, seed=0), ids, targets
+
+
+def pipeline_worker(what, spec, repeats):
+    """The unpipelined step (gpt_loss_grad of the whole batch) in a
+    process of its own, on spec["threads"] threads."""
+    import kina
+    from kina.models import gpt
+    cfg = gpt.Config(**PIPELINE_MODEL, b=PIPELINE_BATCH)
+    weights, ids, targets = pipeline_data(cfg)
+    module = kina.compile(gpt.loss_source(cfg), "pipeline_whole.kina",
+                          cache_dir=spec["cache"])
+    args = gpt.arguments(cfg, weights, ids) + [targets]
+    fn = getattr(module, gpt.LOSS_GRAD)
+    loss = float(fn(*args)[0])
+    return timing(lambda: fn(*args), repeats, loss=loss)
+
+
+class PipelineRanks:
+    """One round of the pipelined step on `mpirun -n 2` (kina.mpi_pipeline):
+    rank 0's median step as the sample, with both ranks' traces."""
+
+    def __init__(self, cache):
+        import numpy as np
+        from kina import pipelining
+        from kina.models import gpt
+        self.directory = tempfile.TemporaryDirectory()
+        self.cache = cache
+        cfg = gpt.Config(**PIPELINE_MODEL, b=PIPELINE_BATCH //
+                         PIPELINE_MICROBATCHES)
+        self.program = self.path("gpt_pp.kina")
+        with open(self.program, "w") as f:
+            f.write(gpt.pipeline_source(cfg, PIPELINE_STAGES))
+        self.stages = [gpt.PIPELINE_STAGE % k for k in range(PIPELINE_STAGES)]
+        weights, ids, targets = pipeline_data(cfg)
+        arrays = dict(weights, mask=gpt.causal_mask(cfg))
+        np.savez(self.path("in.npz"), token_ids=ids, targets=targets,
+                 **arrays)
+        # Compiled here once, into the cache the ranks read.
+        self.pipe = pipelining.Pipeline(
+            open(self.program).read(), self.stages, ["token_ids", "targets"],
+            constants=["mask"], schedule="1f1b",
+            microbatches=PIPELINE_MICROBATCHES, filename=self.program,
+            cache_dir=cache)
+
+    def path(self, name):
+        return os.path.join(self.directory.name, name)
+
+    def __call__(self):
+        import numpy as np
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   KINA_CACHE_DIR=self.cache)
+        for var in THREAD_VARS:
+            env[var] = "1"
+        subprocess.run(["mpirun", "-n", str(PIPELINE_STAGES), sys.executable,
+                        "-m", "kina.mpi_pipeline", self.program,
+                        self.path("in.npz"), self.path("out.npz"),
+                        "--stages", ",".join(self.stages),
+                        "--batch", "token_ids,targets", "--constants", "mask",
+                        "--schedule", "1f1b", "--microbatches",
+                        str(PIPELINE_MICROBATCHES), "--warmup",
+                        str(MPI_WARMUP), "--repeat", str(CALLS_PER_ROUND)],
+                       env=env, check=True, capture_output=True)
+        with np.load(self.path("out.npz")) as out:
+            return dict(samples=[float(out["seconds"])],
+                        loss=float(out["loss"]),
+                        bytes_moved=int(out["bytes_moved"]),
+                        traces=[out["trace_%d" % r].tolist()
+                                for r in range(PIPELINE_STAGES)])
+
+
+def pipeline_prediction(pipe, traces):
+    """The schedule's makespan on the logical clock with each stage's
+    forward and backward costs measured on its rank (medians of the
+    trace's F and BW durations; transfers free), and those costs."""
+    import statistics as stats
+    costs = []
+    for rank, trace in enumerate(traces):
+        durations = {"F": [], "BW": []}
+        for action, (start, end) in zip(pipe.schedule.ranks[rank], trace):
+            durations[action.phase].append(end - start)
+        costs.append((stats.median(durations["F"]),
+                      stats.median(durations["BW"]), 0.0))
+    return pipe.schedule.clock(stages=costs).makespan, costs
+
+
+def pipeline_section(r, **_):
+    import shutil
+    print("10. train_gpt's model (%d layers, D=%d, T=%d, V=%d; 3.2M "
+          "parameters) as %d pipeline stages, 1F1B, %d microbatches of %d "
+          "sequences (the same global batch of %d in every run)" % (
+              PIPELINE_MODEL["layers"], PIPELINE_MODEL["d"],
+              PIPELINE_MODEL["t"], PIPELINE_MODEL["v"], PIPELINE_STAGES,
+              PIPELINE_MICROBATCHES, PIPELINE_BATCH // PIPELINE_MICROBATCHES,
+              PIPELINE_BATCH))
+    if not shutil.which("mpirun"):
+        print("  OpenMPI not installed")
+        return
+    with tempfile.TemporaryDirectory() as cache:
+        ranks = PipelineRanks(cache)
+        # In turns: one process on 1 and on 2 threads, then the ranks.
+        one, two, piped = interleaved(
+            [lambda: spawn("pipe-one", 1, CALLS_PER_ROUND, cache=cache),
+             lambda: spawn("pipe-one", 2, CALLS_PER_ROUND, cache=cache),
+             ranks], 1, r)
+        predicted, costs = pipeline_prediction(ranks.pipe, piped["traces"])
+    bound = 2 * PIPELINE_MICROBATCHES / (PIPELINE_MICROBATCHES + 1)
+    print("  one process, 1 thread, unpipelined:  %s" % spread(one))
+    print("  one process, 2 threads, unpipelined: %s" % spread(two))
+    print("  mpirun -n 2, pipelined:              %s  %.2fx one thread "
+          "(bound 2M/(M+1) = %.2fx), %.2fx two threads; %.1f MB between the "
+          "ranks" % (spread(piped), one["seconds"] / piped["seconds"], bound,
+                     two["seconds"] / piped["seconds"],
+                     piped["bytes_moved"] / 1e6))
+    print("  the schedule's model: stage F %s ms, BW %s ms (medians on each "
+          "rank, last round); 1F1B on the logical clock: %.1f ms; measured "
+          "/ predicted %.2f" % (
+              " / ".join("%.1f" % (c[0] * 1e3) for c in costs),
+              " / ".join("%.1f" % (c[1] * 1e3) for c in costs),
+              predicted * 1e3, piped["seconds"] / predicted))
+    print("  loss: pipelined %.6f, unpipelined %.6f" % (piped["loss"],
+                                                       one["loss"]))
+
+
 def section_numbers(text):
     """--only's value: section numbers separated by commas."""
     try:
@@ -994,7 +1136,7 @@ def section_numbers(text):
 
 SECTIONS = [toy_section, realistic_section, sgemm_section, devices_section,
             gpt_section, compile_section, training_section, jit_section,
-            auto_shard_section]
+            auto_shard_section, pipeline_section]
 
 
 def main():

@@ -72,10 +72,13 @@ void bindPipelineSchedule(py::module_ &m) {
   m.def(
       "pipeline_clock",
       [](const std::string &source, double forward, double inputGradient,
-         double weightGradient, double transfer) {
+         double weightGradient, double transfer,
+         const std::vector<std::array<double, 3>> &stages) {
         Schedule schedule = orThrow(parseSchedule(source));
-        Timeline timeline = orThrow(runLogicalClock(
-            schedule, {forward, inputGradient, weightGradient, transfer}));
+        Timeline timeline =
+            orThrow(runLogicalClock(schedule, {forward, inputGradient,
+                                               weightGradient, transfer,
+                                               stages}));
         std::vector<std::vector<std::pair<double, double>>> ranks;
         for (const auto &intervals : timeline.ranks) {
           ranks.emplace_back();
@@ -86,8 +89,11 @@ void bindPipelineSchedule(py::module_ &m) {
       },
       py::arg("text"), py::arg("forward"), py::arg("input_gradient"),
       py::arg("weight_gradient"), py::arg("transfer"),
+      py::arg("stages") = std::vector<std::array<double, 3>>(),
       "Runs a schedule on the logical clock: (makespan, per rank [(start, "
-      "end)] in its actions' order); a ValueError names a cycle of waits.");
+      "end)] in its actions' order); `stages`: per virtual stage (F, B, W) "
+      "costs instead of the three given. A ValueError names a cycle of "
+      "waits.");
   m.def(
       "pipeline_rendezvous",
       [](const std::string &source) {

@@ -12,16 +12,20 @@
 
 using namespace mlir::kina::pipeline;
 
-double PhaseCosts::of(Phase phase) const {
+double PhaseCosts::of(Phase phase, int64_t stage) const {
+  auto [f, b, w] = stages.empty()
+                       ? std::array<double, 3>{forward, inputGradient,
+                                               weightGradient}
+                       : stages[stage];
   switch (phase) {
   case Phase::Forward:
-    return forward;
+    return f;
   case Phase::Backward:
-    return inputGradient + weightGradient;
+    return b + w;
   case Phase::InputGradient:
-    return inputGradient;
+    return b;
   case Phase::WeightGradient:
-    return weightGradient;
+    return w;
   }
   llvm_unreachable("phase");
 }
@@ -121,10 +125,26 @@ mlir::kina::pipeline::runLogicalClock(const Schedule &schedule,
                                       const PhaseCosts &costs) {
   if (llvm::Error failure = verifySchedule(schedule))
     return std::move(failure);
-  for (auto [name, cost] : {std::pair{"forward", costs.forward},
-                            {"input gradient", costs.inputGradient},
-                            {"weight gradient", costs.weightGradient},
-                            {"transfer", costs.transfer}})
+  std::vector<std::pair<std::string, double>> given = {
+      {"forward", costs.forward},
+      {"input gradient", costs.inputGradient},
+      {"weight gradient", costs.weightGradient},
+      {"transfer", costs.transfer}};
+  if (!costs.stages.empty() &&
+      int64_t(costs.stages.size()) != schedule.virtualStages())
+    return llvm::createStringError(
+        llvm::formatv("costs are given for {0} stages; the schedule has {1} "
+                      "virtual stages",
+                      costs.stages.size(), schedule.virtualStages())
+            .str());
+  for (auto [index, stage] : llvm::enumerate(costs.stages))
+    for (auto [name, cost] :
+         llvm::zip(std::array<const char *, 3>{"forward", "input gradient",
+                                               "weight gradient"},
+                   stage))
+      given.push_back({llvm::formatv("stage {0} {1}", index, name).str(),
+                       cost});
+  for (auto &[name, cost] : given)
     if (!std::isfinite(cost) || cost < 0)
       return llvm::createStringError(
           llvm::formatv("a {0}'s cost must be finite and at least 0, not {1}",
@@ -163,7 +183,8 @@ mlir::kina::pipeline::runLogicalClock(const Schedule &schedule,
         }
         if (!ready)
           break;
-        double end = start + costs.of(action.phase);
+        double end = start + costs.of(action.phase,
+                                      schedule.virtualStage(rank, action));
         timeline.ranks[rank].push_back({action, start, end});
         if (productOf(action.phase) != Product::None)
           done[{productOf(action.phase), action.microbatch,

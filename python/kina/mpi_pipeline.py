@@ -1,9 +1,10 @@
 """Runs one pipelined training step (kina.pipelining) on MPI ranks, one
-rank per pipeline rank, each running its own program:
+rank per pipeline rank, each running its own program.
 
     mpirun -n S python3 -m kina.mpi_pipeline PROGRAM.kina INPUTS.npz \\
         OUTPUT.npz --stages f0,f1,... --batch x,y [--constants mask] \\
-        --schedule 1f1b --microbatches M [--chunks V] [--repeat K]
+        --schedule 1f1b --microbatches M [--chunks V] [--repeat K] \\
+        [--warmup W]
 
 INPUTS.npz holds every weight and batch array by name (the batch at the
 whole step's size). Every rank compiles PROGRAM (with $KINA_CACHE_DIR set,
@@ -11,7 +12,7 @@ one compile serves all). Each transfer is an MPI_Issend, complete only
 once its receive is matched: no schedule here relies on MPI buffering.
 OUTPUT.npz (rank 0) holds `loss`, `losses` (per microbatch), `grad_<w>`
 for each weight, `bytes_moved` (summed over ranks), `seconds` (the
-median step of --repeat), and per rank `trace_<r>` (rows of start, end
+median of the --repeat steps after --warmup ones), and per rank `trace_<r>` (rows of start, end
 seconds of its actions, in its schedule's order).
 
 A rank that fails says why on stderr and ends the whole job.
@@ -128,9 +129,11 @@ def main(argv=None):
     parser.add_argument("--microbatches", type=int, default=4)
     parser.add_argument("--chunks", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=0,
+                        help="steps before the measured ones, not measured")
     args = parser.parse_args(argv)
-    if args.repeat < 1:
-        parser.error("--repeat must be >= 1")
+    if args.repeat < 1 or args.warmup < 0:
+        parser.error("--repeat must be >= 1 and --warmup >= 0")
     backend = _Backend(1)
     _bind(backend.lib)
     try:
@@ -159,12 +162,15 @@ def _run(args, backend):
     batch = pipe.split_batch(arrays)
     transfers = _MpiTransfers(backend, pipe)
     seconds = []
-    for _ in range(args.repeat):
+    for round in range(args.warmup + args.repeat):
+        if round == args.warmup:
+            backend.lib.kina_mpi_reset_counters()
         outcome = _pipelining._Outcome(s)
         backend.agree(False)  # every rank starts the step together
         start = time.perf_counter()
         pipe.run_rank(rank, arrays, batch, transfers, outcome, start)
         seconds.append(time.perf_counter() - start)
+    seconds = seconds[args.warmup:]
     result = outcome.result()
 
     # Rank 0 gathers every rank's share: the losses (the last stage's

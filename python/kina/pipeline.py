@@ -68,12 +68,19 @@ class Schedule:
         return text + ("/%d" % action.chunk if self.chunks > 1 else "")
 
     def clock(self, forward=1.0, input_gradient=1.0, weight_gradient=1.0,
-              transfer=0.0):
+              transfer=0.0, stages=None):
         """The timeline on a logical clock (a BW costs input_gradient +
-        weight_gradient); raises ScheduleError naming a cycle of waits."""
+        weight_gradient; `stages`: per virtual stage, its own (forward,
+        input_gradient, weight_gradient), as measured); raises
+        ScheduleError naming a cycle of waits."""
+        stages = [tuple(float(c) for c in costs) for costs in stages or []]
+        if any(len(costs) != 3 for costs in stages):
+            raise ScheduleError("each stage's costs are (forward, "
+                                "input_gradient, weight_gradient)")
         makespan, ranks = _checked(_kina.pipeline_clock, self.text,
                                    float(forward), float(input_gradient),
-                                   float(weight_gradient), float(transfer))
+                                   float(weight_gradient), float(transfer),
+                                   stages)
         return Clock(self, makespan, ranks)
 
     def deadlock(self):

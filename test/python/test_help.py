@@ -16,9 +16,10 @@ PYTHON_DIR = os.environ.get("KINA_PYTHON_DIR", str(ROOT / "build" / "python"))
 
 SCRIPTS = ["scripts/generate/gen_gpt.py", "scripts/generate/gen_storylm.py",
            "examples/train_gpt.py", "examples/gpt_demo.py"]
-MODULES = ["kina.tune", "kina.pipeline"]
+MODULES = ["kina.tune", "kina.pipeline", "kina.mpi_pipeline"]
 # The package's modules that are programs too (`python3 -m ...`).
-PROGRAMS = ["kina.tune", "kina.calibrate", "kina.pipeline"]
+PROGRAMS = ["kina.tune", "kina.calibrate", "kina.pipeline",
+            "kina.mpi_pipeline"]
 
 
 def words(text):

@@ -92,6 +92,23 @@ def test_transfer_costs_lengthen_the_step():
     assert costly.ranks[1][0][1] == 1.5
 
 
+def test_measured_stage_costs_set_the_pace():
+    # 1F1B on 2 ranks with stage 1 twice as slow: after stage 0's first
+    # forward, stage 1 is busy throughout (M x (F1 + BW1)), then stage 0's
+    # last backward: f0 + M (f1 + 2 b1) + 2 b0.
+    s = kp.schedule("1f1b", 2, 4)
+    assert s.clock(stages=[(1, 1, 1), (2, 2, 2)]).makespan == \
+        1 + 4 * (2 + 4) + 2
+    assert s.clock(stages=[(1, 1, 1), (1, 1, 1)]).makespan == \
+        s.clock().makespan
+    with pytest.raises(kp.ScheduleError, match=r"costs are given for 1 "
+                       r"stages; the schedule has 2 virtual stages"):
+        s.clock(stages=[(1, 1, 1)])
+    with pytest.raises(kp.ScheduleError, match=r"a stage 1 forward's cost "
+                       r"must be finite"):
+        s.clock(stages=[(1, 1, 1), (-1, 1, 1)])
+
+
 def test_a_hand_broken_schedule_names_its_cycle():
     text = ("schedule custom stages=2 microbatches=2 chunks=1\n"
             "rank 0: F0 F1 BW0 BW1\n"

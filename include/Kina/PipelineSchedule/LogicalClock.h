@@ -19,6 +19,8 @@
 
 #include "Kina/PipelineSchedule/Schedule.h"
 
+#include <array>
+
 namespace mlir::kina::pipeline {
 
 /// What each phase costs on the clock; a B+W backward costs B + W.
@@ -27,8 +29,13 @@ struct PhaseCosts {
   double inputGradient = 1;
   double weightGradient = 1;
   double transfer = 0; // an activation or a cotangent between ranks
+  /// Per virtual stage, its own forward, input-gradient and
+  /// weight-gradient costs (measured stages differ); empty: every stage
+  /// costs the three above.
+  std::vector<std::array<double, 3>> stages;
 
-  double of(Phase phase) const;
+  /// What `phase` costs on virtual stage `stage`.
+  double of(Phase phase, int64_t stage) const;
 };
 
 struct Timeline {
