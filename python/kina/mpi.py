@@ -165,10 +165,15 @@ def main(argv=None):
         parser.error("--feed, --checkpoint and --resume go with --steps")
     if (args.every or args.resume) and not args.checkpoint:
         parser.error("--every and --resume need --checkpoint PATH")
-    backend = _Backend(args.threads)
+    return run_or_abort(_Backend(args.threads), _run, args)
+
+
+def run_or_abort(backend, run, args):
+    """run(args, backend); an error of any kind says why on stderr and
+    aborts the whole job, so that no rank is left waiting."""
     try:
-        return _run(args, backend)
-    except BaseException as error:  # never leave the other ranks waiting
+        return run(args, backend)
+    except BaseException as error:
         _say(backend.rank, "%s: %s" % (type(error).__name__, error))
         backend.lib.kina_mpi_abort(1)
         raise

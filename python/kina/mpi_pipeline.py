@@ -28,7 +28,7 @@ import numpy as np
 import kina
 from . import pipelining as _pipelining
 from .files import atomic_writer
-from .mpi import _Backend, _say
+from .mpi import _Backend, run_or_abort
 
 # Results to rank 0 use tags above every step's transfer tags.
 _RESULT_TAG_BASE = 1 << 14
@@ -136,12 +136,7 @@ def main(argv=None):
         parser.error("--repeat must be >= 1 and --warmup >= 0")
     backend = _Backend(1)
     _bind(backend.lib)
-    try:
-        return _run(args, backend)
-    except BaseException as error:  # never leave the other ranks waiting
-        _say(backend.rank, "%s: %s" % (type(error).__name__, error))
-        backend.lib.kina_mpi_abort(1)
-        raise
+    return run_or_abort(backend, _run, args)
 
 
 def _run(args, backend):
