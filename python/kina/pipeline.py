@@ -175,10 +175,10 @@ class Clock:
         figure = self.figure()
         if path is not None:
             figure.savefig(path, dpi=120)
-        if _in_notebook():
-            return figure
+        # Closed either way: in a notebook the returned figure is what is
+        # shown (an open one would be shown a second time).
         plt.close(figure)
-        return None
+        return figure if _in_notebook() else None
 
 
 def schedule(kind, stages, microbatches, chunks=0):
