@@ -83,6 +83,13 @@ class Schedule:
                                    stages)
         return Clock(self, makespan, ranks)
 
+    def programs(self):
+        """Each rank's program (the compiler's Rendezvous.h): per step,
+        (sends, receives, awaits, compute), a message as ((phase,
+        microbatch, chunk) of the action that produced it, from rank, to
+        rank), compute as (phase, microbatch, chunk) or None."""
+        return _checked(_kina.pipeline_programs, self.text)
+
     def deadlock(self):
         """None when the transfers finish with every send blocking until
         its receive is posted; otherwise the cycle of waits, as text."""

@@ -277,10 +277,6 @@ class Pipeline:
             raise PipelineError("optimizer must be None or one of %s, not "
                                 "%r" % (", ".join(OPTIMIZERS), optimizer))
         self.optimizer = optimizer
-        if optimizer not in (None,) + OPTIMIZERS:
-            raise PipelineError("optimizer must be None or one of %s, not "
-                                "%r" % (", ".join(OPTIMIZERS), optimizer))
-        self.optimizer = optimizer
         self._stages = self._find_stages(source, filename, stages)
         if recompute is False and self._splits_backward():
             raise PipelineError(
@@ -302,8 +298,7 @@ class Pipeline:
                                    num_threads=num_threads,
                                    cache_dir=cache_dir)
         self._check_stages(self.module)
-        self._programs = _pipeline._checked(_pipeline._kina.pipeline_programs,
-                                            s.text)
+        self._programs = s.programs()
         cycle = s.deadlock()
         if cycle:
             raise ScheduleError(cycle)
