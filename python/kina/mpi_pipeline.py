@@ -3,17 +3,21 @@ rank per pipeline rank, each running its own program.
 
     mpirun -n S python3 -m kina.mpi_pipeline PROGRAM.kina INPUTS.npz \\
         OUTPUT.npz --stages f0,f1,... --batch x,y [--constants mask] \\
-        --schedule 1f1b --microbatches M [--chunks V] [--repeat K] \\
-        [--warmup W]
+        --schedule 1f1b --microbatches M [--chunks V] [--replicas D] \\
+        [--repeat K] [--warmup W]
 
 INPUTS.npz holds every weight and batch array by name (the batch at the
 whole step's size). Every rank compiles PROGRAM (with $KINA_CACHE_DIR set,
 one compile serves all). Each transfer is an MPI_Issend, complete only
 once its receive is matched: no schedule here relies on MPI buffering.
-OUTPUT.npz (rank 0) holds `loss`, `losses` (per microbatch), `grad_<w>`
-for each weight, `bytes_moved` (summed over ranks), `seconds` (the
-median of the --repeat steps after --warmup ones), and per rank `trace_<r>` (rows of start, end
-seconds of its actions, in its schedule's order).
+With --replicas D, mpirun starts S x D ranks: D copies of the pipeline
+(world rank d S + s is stage rank s of copy d), each on its D-th of the
+batch, whose gradients are summed on copy 0 in copy order.
+OUTPUT.npz (rank 0) holds `loss`, `losses` (per microbatch, copy by
+copy), `grad_<w>` for each weight, `bytes_moved` (summed over ranks),
+`seconds` (the median of the --repeat steps after --warmup ones), and
+per rank of copy 0 `trace_<r>` (rows of start, end seconds of its
+actions, in its schedule's order).
 
 A rank that fails says why on stderr and ends the whole job.
 """
@@ -30,16 +34,19 @@ from . import pipelining as _pipelining
 from .files import atomic_writer
 from .mpi import _Backend, run_or_abort
 
-# Results to rank 0 use tags above every step's transfer tags.
+# The replicas' gradients and the results to rank 0 use tags above every
+# step's transfer tags.
+_REDUCE_TAG_BASE = 1 << 13
 _RESULT_TAG_BASE = 1 << 14
 
 
 class _MpiTransfers:
     """kina.pipelining's transfers over MPI (lib/MPI/KinaMPI.c)."""
 
-    def __init__(self, backend, pipeline):
+    def __init__(self, backend, pipeline, offset):
         self.lib = backend.lib
         self.pipeline = pipeline
+        self.offset = offset  # the world rank of this replica's rank 0
         self.handles = {}  # message -> (handle, buffer)
 
     def _check(self, handle, what):
@@ -50,7 +57,7 @@ class _MpiTransfers:
     def post(self, message, buffer):
         _, source, _ = message
         handle = self.lib.kina_mpi_post_receive(
-            buffer.ctypes.data, buffer.nbytes, source,
+            buffer.ctypes.data, buffer.nbytes, self.offset + source,
             self.pipeline.message_tag(message))
         self.handles[message] = (self._check(handle, "a receive"), buffer)
 
@@ -59,7 +66,7 @@ class _MpiTransfers:
         for message, array in messages:
             array = np.ascontiguousarray(array)
             handle = self.lib.kina_mpi_post_send(
-                array.ctypes.data, array.nbytes, message[2],
+                array.ctypes.data, array.nbytes, self.offset + message[2],
                 self.pipeline.message_tag(message))
             started.append((self._check(handle, "to send " +
                                         describe(message)), array, message))
@@ -128,6 +135,9 @@ def main(argv=None):
                         help="gpipe, 1f1b, interleaved or zb-h1")
     parser.add_argument("--microbatches", type=int, default=4)
     parser.add_argument("--chunks", type=int, default=0)
+    parser.add_argument("--replicas", type=int, default=1,
+                        help="data-parallel copies of the pipeline: "
+                        "mpirun starts stages x replicas ranks")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=0,
                         help="steps before the measured ones, not measured")
@@ -139,6 +149,37 @@ def main(argv=None):
     return run_or_abort(backend, _run, args)
 
 
+def _reduce_over_replicas(backend, pipe, gradients, replica, rank):
+    """Replica 0's rank `rank` gets its stages' gradients summed over the
+    replicas in replica order (the simulator's order); the other replicas
+    send theirs to it. Returns the sums there, {} elsewhere."""
+    lib, S = backend.lib, pipe.schedule.stages
+    names = sorted(gradients)
+    handles = []
+    for i, name in enumerate(names):
+        if replica > 0:
+            array = np.ascontiguousarray(gradients[name])
+            handles.append((lib.kina_mpi_post_send(
+                array.ctypes.data, array.nbytes, rank,
+                _REDUCE_TAG_BASE + i), array))
+            continue
+        for d in range(1, pipe.replicas):
+            buffer = np.empty_like(gradients[name])
+            handles.append((lib.kina_mpi_post_receive(
+                buffer.ctypes.data, buffer.nbytes, d * S + rank,
+                _REDUCE_TAG_BASE + i), buffer))
+    for handle, _ in handles:
+        if handle < 0 or lib.kina_mpi_wait(handle) != 0:
+            raise RuntimeError("summing the replicas' gradients failed")
+    if replica > 0:
+        return {}
+    received = iter(buffer for _, buffer in handles)
+    return {name: _pipelining.sum_in_order(
+        [gradients[name]] + [next(received)
+                             for _ in range(1, pipe.replicas)])
+        for name in names}
+
+
 def _run(args, backend):
     with open(args.program) as f:
         source = f.read()
@@ -146,16 +187,19 @@ def _run(args, backend):
         source, args.stages.split(","), args.batch.split(","),
         constants=[c for c in args.constants.split(",") if c],
         schedule=args.schedule, microbatches=args.microbatches,
-        chunks=args.chunks, filename=args.program)
-    s, rank = pipe.schedule, backend.rank
-    if backend.size != s.stages:
-        raise ValueError("the %s schedule has %d ranks, but mpirun started "
-                         "%d" % (s.kind, s.stages, backend.size))
+        chunks=args.chunks, filename=args.program, replicas=args.replicas)
+    s, R = pipe.schedule, pipe.replicas
+    if backend.size != s.stages * R:
+        raise ValueError("the %s schedule has %d ranks%s, but mpirun started "
+                         "%d" % (s.kind, s.stages * R,
+                                 " (%d stages x %d replicas)" % (s.stages, R)
+                                 if R > 1 else "", backend.size))
+    replica, rank = divmod(backend.rank, s.stages)
     with np.load(args.inputs) as data:
         arrays = {name: data[name] for name in data.files}
     pipe.check_weights(arrays, ranks={rank})
-    batch = pipe.split_batch(arrays)
-    transfers = _MpiTransfers(backend, pipe)
+    batch = pipe.split_batch(arrays)[replica]
+    transfers = _MpiTransfers(backend, pipe, replica * s.stages)
     seconds = []
     for round in range(args.warmup + args.repeat):
         if round == args.warmup:
@@ -164,39 +208,46 @@ def _run(args, backend):
         backend.agree(False)  # every rank starts the step together
         start = time.perf_counter()
         pipe.run_rank(rank, arrays, batch, transfers, outcome, start)
+        sums = _reduce_over_replicas(backend, pipe, outcome.gradients,
+                                     replica, rank)
         seconds.append(time.perf_counter() - start)
     seconds = seconds[args.warmup:]
-    result = outcome.result()
+    M = s.microbatches * R
+    gradients = {w: _pipelining.mean_gradient(g, M) for w, g in sums.items()}
+    trace = outcome.clock()
 
-    # Rank 0 gathers every rank's share: the losses (the last stage's
-    # rank), each gradient (its stage's rank), each rank's trace.
+    # Rank 0 gathers every rank's share: each replica's losses (its last
+    # stage's rank), each gradient (its stage's rank in replica 0), the
+    # ranks' traces in replica 0.
     last = (s.stages * s.chunks - 1) % s.stages
     weights = [(w, stage.index % s.stages, p)
                for stage in pipe._stages for w in stage.weights
                for p in stage.params if p.name == w]
-    layouts = [(last, (s.microbatches,), np.float64)]
+    layouts = [(d * s.stages + last, (s.microbatches,), np.float64)
+               for d in range(R)]
     layouts += [(owner, tuple(p.shape), _pipelining.gradient_dtype(p))
                 for _, owner, p in weights]
     layouts += [(r, (len(s.ranks[r]), 2), np.float64) for r in range(s.stages)]
-    mine = [np.array(result.losses if rank == last else
-                     [0.0] * s.microbatches, dtype=np.float64)]
-    mine += [result.gradients.get(
-        w, np.zeros(p.shape, _pipelining.gradient_dtype(p)))
-        for w, _, p in weights]
-    mine += [np.array([(a, b) for _, a, b in result.trace.ranks[r]]
-                      if r == rank else np.zeros((len(s.ranks[r]), 2)),
+    mine = [np.array(outcome.losses if backend.rank == d * s.stages + last
+                     else [0.0] * s.microbatches, dtype=np.float64)
+            for d in range(R)]
+    mine += [gradients.get(w, np.zeros(p.shape,
+                                       _pipelining.gradient_dtype(p)))
+             for w, _, p in weights]
+    mine += [np.array([(a, b) for _, a, b in trace.ranks[r]]
+                      if r == backend.rank else np.zeros((len(s.ranks[r]), 2)),
                       dtype=np.float64) for r in range(s.stages)]
     moved = backend.allgather(np.int64(
         backend.lib.kina_mpi_bytes_moved())).sum() // args.repeat
-    gathered = _to_rank_zero(backend, rank, mine, layouts)
-    if rank == 0:
-        losses = gathered[0]
+    gathered = _to_rank_zero(backend, backend.rank, mine, layouts)
+    if backend.rank == 0:
+        losses = np.concatenate(gathered[:R])
         out = {"loss": _pipelining.mean_loss(losses),
                "losses": losses, "bytes_moved": np.int64(moved),
                "seconds": np.float64(np.median(seconds))}
-        for (w, _, _), g in zip(weights, gathered[1:1 + len(weights)]):
+        for (w, _, _), g in zip(weights, gathered[R:R + len(weights)]):
             out["grad_" + w] = g
-        for r, t in enumerate(gathered[1 + len(weights):]):
+        for r, t in enumerate(gathered[R + len(weights):]):
             out["trace_%d" % r] = t
         with atomic_writer(args.output) as f:
             np.savez(f, **out)

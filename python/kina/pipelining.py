@@ -225,6 +225,25 @@ class _Transfers:
             return self.arrived.pop(message)
 
 
+class _ReplicaTransfers:
+    """One replica's view of the transfers: its messages keyed apart from
+    the other replicas' (the same pipeline ranks, other threads)."""
+
+    def __init__(self, transfers, replica):
+        self.transfers, self.replica = transfers, replica
+
+    def post(self, message, buffer=None):
+        self.transfers.post((self.replica, message), buffer)
+
+    def send_all(self, messages, describe):
+        self.transfers.send_all([((self.replica, m), a) for m, a in messages],
+                                lambda keyed: describe(keyed[1]))
+
+    def receive(self, message, describe):
+        return self.transfers.receive((self.replica, message),
+                                      lambda keyed: describe(keyed[1]))
+
+
 class _Abandoned(Exception):
     """Another rank failed: this one stops without an error of its own."""
 
@@ -247,7 +266,8 @@ class Pipeline:
     def __init__(self, source, stages, batch, constants=(), schedule="1f1b",
                  microbatches=4, chunks=0, filename="<pipeline>",
                  num_threads=1, timeout=DEFAULT_TIMEOUT_SECONDS,
-                 cache_dir=None, optimizer=None, recompute=None):
+                 cache_dir=None, optimizer=None, recompute=None,
+                 replicas=1):
         import kina
         if isinstance(schedule, _pipeline.Schedule):
             self.schedule = schedule
@@ -270,6 +290,11 @@ class Pipeline:
         if len(set(stages)) != len(stages):
             raise PipelineError("a function is named as two stages: %s" %
                                 ", ".join(stages))
+        if isinstance(replicas, bool) or not isinstance(replicas, int) or \
+                replicas < 1:
+            raise PipelineError("replicas counts the pipeline's data-parallel "
+                                "copies, at least 1, not %r" % (replicas,))
+        self.replicas = replicas
         self.batch_names = list(batch)
         self.constants = list(constants)
         self.timeout = timeout
@@ -430,8 +455,9 @@ class Pipeline:
             self.module.ir(stage)
 
     def split_batch(self, batch):
-        """Each batch array cut into microbatches, checked."""
-        M = self.schedule.microbatches
+        """Per replica, each batch array cut into its microbatches (replica
+        d takes the d-th of `replicas` equal blocks), checked."""
+        M = self.schedule.microbatches * self.replicas
         split = {}
         for name in self.batch_names:
             if name not in batch:
@@ -447,7 +473,10 @@ class Pipeline:
                     (name, list(array.shape), M, list(param.shape), want))
             split[name] = [np.ascontiguousarray(part)
                            for part in np.split(array, M)]
-        return split
+        per = self.schedule.microbatches
+        return [{name: parts[d * per:(d + 1) * per]
+                 for name, parts in split.items()}
+                for d in range(self.replicas)]
 
     def message_buffer(self, message):
         """An empty array for what `message` carries: a forward's
@@ -488,39 +517,45 @@ class Pipeline:
                                    list(p.shape)))
 
     def step(self, weights, batch, update=None):
-        """One training step on the simulator (a thread per rank): the mean
-        loss and each weight's gradient, as `StepResult`."""
+        """One training step on the simulator (a thread per rank of each
+        replica): the mean loss and each weight's gradient, as
+        `StepResult`."""
         self.check_weights(weights)
         split = self.split_batch(batch)
         s = self.schedule
         transfers = _Transfers(self.timeout)
-        outcome = _Outcome(s)
+        outcomes = [_Outcome(s) for _ in range(self.replicas)]
         errors = []
         origin = time.perf_counter()
 
-        def run(rank):
+        def run(replica, rank):
             try:
-                self.run_rank(rank, weights, split, transfers, outcome,
-                              origin)
-                if update is not None:
-                    self._update(rank, weights, outcome, update)
+                self.run_rank(rank, weights, split[replica],
+                              _ReplicaTransfers(transfers, replica),
+                              outcomes[replica], origin)
             except _Abandoned:
                 pass
             except Exception as error:  # a rank's failure ends the step
-                errors.append((rank, error))
+                errors.append((replica, rank, error))
                 transfers.fail(str(error))
 
-        threads = [threading.Thread(target=run, args=(r,))
-                   for r in range(s.stages)]
+        threads = [threading.Thread(target=run, args=(d, r))
+                   for d in range(self.replicas) for r in range(s.stages)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         if errors:
-            rank, error = errors[0]  # the first to fail; the rest stopped
-            raise PipelineError("rank %d: %s" % (rank, error)) from error
-        result = outcome.result()
-        result.bytes_moved = transfers.bytes_moved
+            replica, rank, error = errors[0]  # the first; the rest stopped
+            where = "rank %d" % rank if self.replicas == 1 else \
+                "replica %d, rank %d" % (replica, rank)
+            raise PipelineError("%s: %s" % (where, error)) from error
+        result = reduce_replicas(outcomes)
+        # The gradients the replicas after the first send to it to be summed.
+        result.bytes_moved = transfers.bytes_moved + (self.replicas - 1) * \
+            sum(g.nbytes for g in result.gradients.values())
+        if update is not None:
+            self._update(weights, result.gradients, update)
         return result
 
     def optimizer_state(self, weights):
@@ -548,17 +583,15 @@ class Pipeline:
         update = (state, adamw.scalars(step, lr, betas, eps, weight_decay))
         return self.step(weights, batch, update=update)
 
-    def _update(self, rank, weights, outcome, update):
-        """AdamW on rank `rank`'s stages, in place."""
+    def _update(self, weights, gradients, update):
+        """AdamW on every stage's weights from their mean gradients, in
+        place (each rank's own stages: in one process, one after another)."""
         state, scalars = update
-        M = self.schedule.microbatches
         for stage in self._stages:
-            if stage.index % self.schedule.stages != rank or \
-                    not stage.weights:
-                continue
             w = stage.weights
-            args = ([weights[n] for n in w] +
-                    [mean_gradient(outcome.gradients[n], M) for n in w] +
+            if not w:
+                continue
+            args = ([weights[n] for n in w] + [gradients[n] for n in w] +
                     [state["m_" + n] for n in w] +
                     [state["v_" + n] for n in w] + scalars)
             getattr(self.module, _ADAMW % stage.index)(*args)
@@ -677,14 +710,36 @@ class _Outcome:
             g = self.gradients.get(name)
             self.gradients[name] = value.copy() if g is None else g + value
 
-    def result(self):
-        s = self.schedule
-        gradients = {w: mean_gradient(g, s.microbatches)
-                     for w, g in self.gradients.items()}
-        loss = mean_loss(self.losses)
+    def clock(self):
+        """The ranks' wall-clock trace as a kina.pipeline.Clock."""
         makespan = max((end for rank in self.trace for _, _, end in rank),
                        default=0.0)
-        clock = _pipeline.Clock(
-            s, makespan, [[(start, end) for _, start, end in rank]
-                          for rank in self.trace], unit="seconds")
-        return StepResult(loss, gradients, self.losses, clock)
+        return _pipeline.Clock(
+            self.schedule, makespan, [[(start, end) for _, start, end in rank]
+                                      for rank in self.trace],
+            unit="seconds")
+
+
+def sum_in_order(arrays):
+    """((a0 + a1) + a2) + ...: one order on every backend."""
+    total = arrays[0]
+    for array in arrays[1:]:
+        total = total + array
+    return total
+
+
+def reduce_replicas(outcomes):
+    """The step's result from each replica's outcome: every weight's
+    gradient summed over the replicas in replica order, then times 1/(M x
+    replicas); the losses in replica order; replica 0's trace (each
+    replica's in `traces`)."""
+    microbatches = len(outcomes[0].losses) * len(outcomes)
+    gradients = {w: mean_gradient(sum_in_order([o.gradients[w]
+                                                for o in outcomes]),
+                                  microbatches)
+                 for w in outcomes[0].gradients}
+    losses = [l for o in outcomes for l in o.losses]
+    traces = [o.clock() for o in outcomes]
+    result = StepResult(mean_loss(losses), gradients, losses, traces[0])
+    result.traces = traces
+    return result

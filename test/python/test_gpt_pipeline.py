@@ -1,8 +1,9 @@
 """The GPT's blocks as pipeline stages (kina.models.gpt.pipeline_source,
-run by kina.pipelining): 8 layers over 2 and 4 ranks, and interleaved
-over 4 ranks with a block per virtual stage; the loss and every weight's
-gradient against torch.autograd in float64 on the whole batch and
-against Kina's unpipelined step, within 1e-5."""
+run by kina.pipelining): 8 layers over 2 and 4 ranks, interleaved over 4
+ranks with a block per virtual stage, and 2 stages x 2 data-parallel
+copies; the loss and every weight's gradient against torch.autograd in
+float64 on the whole batch and against Kina's unpipelined step, within
+1e-5."""
 
 import os
 import pathlib
@@ -49,13 +50,20 @@ def references(data):
             (float(value), dict(zip(gpt.weight_names(WHOLE), grads))))
 
 
-def run(data, schedule, stages):
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One compile per program for the module's tests."""
+    return str(tmp_path_factory.mktemp("cache"))
+
+
+def run(data, cache, schedule, stages, replicas=1):
     weights, ids, targets = data
     pipe = pipelining.Pipeline(
         gpt.pipeline_source(CFG, stages),
         [gpt.PIPELINE_STAGE % k for k in range(stages)],
         batch=["token_ids", "targets"], constants=["mask"],
-        schedule=schedule, microbatches=MICROBATCHES)
+        schedule=schedule, microbatches=MICROBATCHES // replicas,
+        replicas=replicas, cache_dir=cache)
     return pipe.step(dict(weights, mask=gpt.causal_mask(CFG)),
                      {"token_ids": ids, "targets": targets})
 
@@ -64,13 +72,18 @@ def run(data, schedule, stages):
 # (test_pipelining.py runs the same machinery there on a small MLP).
 @pytest.mark.skipif(os.environ.get("KINA_UNDER_ASAN") == "1",
                     reason="8-layer compiles stay out of the sanitizer build")
-@pytest.mark.parametrize("schedule, stages, ranks", [
-    ("1f1b", 2, 2), ("zb-h1", 4, 4), ("interleaved", 8, 4)])
+@pytest.mark.parametrize("schedule, stages, ranks, replicas", [
+    ("1f1b", 2, 2, 1), ("zb-h1", 4, 4, 1), ("interleaved", 8, 4, 1),
+    ("1f1b", 2, 2, 2)])
 def test_pipelined_gradients_equal_the_unpipelined_step(data, references,
-                                                        schedule, stages,
-                                                        ranks):
-    result = run(data, schedule, stages)
+                                                        cache, schedule,
+                                                        stages, ranks,
+                                                        replicas):
+    # The last: pipeline x data parallel, 2 stages x 2 copies on a 2 x 2
+    # mesh of ranks.
+    result = run(data, cache, schedule, stages, replicas)
     assert result.trace.schedule.stages == ranks
+    assert len(result.traces) == replicas
     (torch_loss, torch_grads), (kina_loss, kina_grads) = references
     assert result.loss == pytest.approx(torch_loss, rel=1e-5)
     assert result.loss == pytest.approx(kina_loss, rel=1e-5)

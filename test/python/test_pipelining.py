@@ -49,12 +49,12 @@ def source(rows, width, layers=LAYERS):
     return "\n".join(lines) + "\n"
 
 
-def data(rows, width, microbatches, seed=0):
+def data(rows, width, microbatches, seed=0, layers=LAYERS):
     rng = np.random.default_rng(seed)
     weights = {"w%d" % i: (rng.standard_normal((width, width)) /
                            np.sqrt(width)).astype(np.float32)
-               for i in range(LAYERS - 1)}
-    weights["w%d" % (LAYERS - 1)] = (rng.standard_normal((width, 1)) /
+               for i in range(layers - 1)}
+    weights["w%d" % (layers - 1)] = (rng.standard_normal((width, 1)) /
                                      np.sqrt(width)).astype(np.float32)
     batch = {"x": rng.standard_normal((rows * microbatches, width))
              .astype(np.float32),
@@ -63,15 +63,15 @@ def data(rows, width, microbatches, seed=0):
     return weights, batch
 
 
-def torch_step(weights, batch):
+def torch_step(weights, batch, layers=LAYERS):
     """The unpipelined step in float64: the mean loss over the whole
     batch (equal microbatches: the mean of their means) and its gradient."""
     w = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
          for k, v in weights.items()}
     h = torch.tensor(batch["x"], dtype=torch.float64)
-    for i in range(LAYERS - 1):
+    for i in range(layers - 1):
         h = torch.tanh(h @ w["w%d" % i])
-    d = h @ w["w%d" % (LAYERS - 1)] - torch.tensor(batch["y"],
+    d = h @ w["w%d" % (layers - 1)] - torch.tensor(batch["y"],
                                                    dtype=torch.float64)
     loss = (d * d).mean()
     loss.backward()
@@ -204,6 +204,30 @@ def test_adamw_per_stage_trains_as_torch_does():
                        r"has no m_w3"):
         pipe.train_step(arrays, {k: v for k, v in state.items()
                                  if k != "m_w3"}, batch, 4)
+
+
+def test_replicas_are_data_parallel_copies_of_the_pipeline():
+    # 2 copies of a 4-rank pipeline (8 threads), each on half of the batch
+    # (4 microbatches each), the gradients summed over the copies.
+    weights, batch = data(ROWS, WIDTH, MICROBATCHES)
+    loss, gradients = torch_step(weights, batch)
+    pipe = pipelining.Pipeline(source(ROWS, WIDTH), STAGES, ["x", "y"],
+                               schedule="1f1b", microbatches=MICROBATCHES // 2,
+                               replicas=2)
+    result = pipe.step(weights, batch)
+    assert result.loss == pytest.approx(loss, rel=1e-6)
+    for name, expected in gradients.items():
+        np.testing.assert_allclose(result.gradients[name], expected,
+                                   rtol=1e-5, atol=1e-6)
+    assert len(result.losses) == MICROBATCHES and len(result.traces) == 2
+    gradient_bytes = sum(w.nbytes for w in weights.values())
+    assert result.bytes_moved == \
+        MICROBATCHES * (LAYERS - 1) * 2 * ROWS * WIDTH * 4 + gradient_bytes
+    with pytest.raises(pipelining.PipelineError, match=r"replicas counts "
+                       r"the pipeline's data-parallel copies, at least 1, "
+                       r"not 0"):
+        pipelining.Pipeline(source(ROWS, WIDTH), STAGES, ["x", "y"],
+                            replicas=0)
 
 
 def test_kept_and_recomputed_forwards_give_the_same_bits(steps):
@@ -384,3 +408,35 @@ def test_a_failing_rank_ends_the_job(tmp_path):
     assert "rank 0" in done.stderr, done.stderr
     assert "F1 (embed on microbatch 1)" in done.stderr, done.stderr
     assert not (tmp_path / "out.npz").exists()
+
+
+@needs_mpi
+def test_pipeline_times_data_parallel_on_a_two_by_two_mesh(tmp_path):
+    # 2 stages x 2 copies on 4 ranks: the simulator's bits and bytes.
+    text = source(ROWS, WIDTH, layers=2)
+    program = tmp_path / "two.kina"
+    program.write_text(text)
+    weights, batch = data(ROWS, WIDTH, MICROBATCHES, seed=6, layers=2)
+    np.savez(tmp_path / "in.npz", **weights, **batch)
+    pipe = pipelining.Pipeline(text, ["layer0", "head"], ["x", "y"],
+                               schedule="1f1b", microbatches=MICROBATCHES // 2,
+                               replicas=2, filename=str(program),
+                               cache_dir=str(tmp_path / "cache"))
+    simulated = pipe.step(weights, batch)
+    loss, gradients = torch_step(weights, batch, layers=2)
+    assert simulated.loss == pytest.approx(loss, rel=1e-6)
+    done = run_ranks(tmp_path, 4, program, tmp_path / "in.npz", "--stages",
+                     "layer0,head", "--batch", "x,y", "--microbatches",
+                     str(MICROBATCHES // 2), "--replicas", "2")
+    assert done.returncode == 0, done.stderr
+    with np.load(tmp_path / "out.npz") as out:
+        assert list(out["losses"]) == simulated.losses
+        for name, value in simulated.gradients.items():
+            np.testing.assert_array_equal(out["grad_" + name], value)
+        assert int(out["bytes_moved"]) == simulated.bytes_moved
+    done = run_ranks(tmp_path, 2, program, tmp_path / "in.npz", "--stages",
+                     "layer0,head", "--batch", "x,y", "--microbatches",
+                     str(MICROBATCHES // 2), "--replicas", "2")
+    assert done.returncode != 0
+    assert "has 4 ranks (2 stages x 2 replicas), but mpirun started 2" in \
+        done.stderr
