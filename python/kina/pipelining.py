@@ -565,9 +565,9 @@ class Pipeline:
 
     def train_step(self, weights, state, batch, step, lr=1e-3,
                    betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
-        """`step` and then, on each rank, one AdamW update of its stages'
-        weights from the step's mean gradients (`step` counts from 1 for
-        the bias corrections). `weights` and `state` (optimizer_state's
+        """`step` and then one AdamW update of every stage's weights from
+        the step's mean gradients (`step` counts from 1 for the bias
+        corrections). `weights` and `state` (optimizer_state's
         moments) are updated in place; returns the StepResult."""
         if self.optimizer != "adamw":
             raise PipelineError("train_step needs Pipeline(..., "
