@@ -20,6 +20,7 @@ same next step as an uninterrupted run) and prints generated text.
     python3 examples/train_gpt.py                 # ~3M parameters
     python3 examples/train_gpt.py --tiny --steps 5  # seconds
     python3 examples/train_gpt.py --devices 2       # mpirun -n 2
+    python3 examples/train_gpt.py --stages 2 --microbatches 4   # a pipeline
 """
 
 import argparse
@@ -123,6 +124,17 @@ def arguments():
                         "data parallel; Megatron; both on a 2 x N/2 mesh; "
                         "ZeRO-1 (moments split over the data axis) or "
                         "ZeRO-3 (weights too), alone or with Megatron")
+    parser.add_argument("--stages", type=int,
+                        help="cut the model into S pipeline stages, run on "
+                        "S threads by --schedule (kina.pipelining; the "
+                        "blocks shared out equally)")
+    parser.add_argument("--microbatches", type=int, default=4,
+                        help="with --stages: microbatches a step's batch is "
+                        "cut into (default 4)")
+    parser.add_argument("--schedule", default="1f1b",
+                        choices=["gpipe", "1f1b", "interleaved", "zb-h1"],
+                        help="with --stages: the pipeline schedule (default "
+                        "1f1b)")
     parser.add_argument("--dtype", choices=gpt.DTYPES, default="f32",
                         help="bf16: mixed precision (the forward and "
                         "backward in BF16, the F32 master weights and AdamW "
@@ -157,6 +169,10 @@ def arguments():
             gpt.check_split(cfg, args.devices, args.parallel)
         except ValueError as error:
             parser.error(str(error))
+    if args.stages is not None and (args.devices > 1 or
+                                    args.dtype != "f32"):
+        parser.error("--stages runs the pipeline's ranks as threads of "
+                     "this process, in F32: not with --devices or --dtype")
     return args, cfg
 
 
@@ -235,7 +251,8 @@ def explain_failed_job(args, status, failed_rank):
 def make_trainer(args, cfg):
     """A Trainer (one device) or a RankTrainer (this MPI rank), new or
     resumed."""
-    from kina.training import Checkpoint, RankTrainer, load_checkpoint
+    from kina.training import (Checkpoint, PipelineTrainer, RankTrainer,
+                               load_checkpoint)
     if args.resume:
         saved = load_checkpoint(args.resume)
         if saved.cfg != cfg:
@@ -252,6 +269,12 @@ def make_trainer(args, cfg):
         trainer = RankTrainer(cfg, args.rank_program, saved.weights, saved.m,
                               saved.v, saved.steps,
                               threads=args.threads or 1, **settings)
+    elif args.stages is not None:
+        trainer = PipelineTrainer(cfg, saved.weights, args.stages,
+                                  args.microbatches, args.schedule,
+                                  num_threads=args.threads, **settings)
+        if args.resume:
+            trainer.m, trainer.v, trainer.steps = saved.m, saved.v, saved.steps
     else:
         trainer = Trainer(cfg, saved.weights, num_threads=args.threads,
                           dtype=args.dtype, **settings)
@@ -319,7 +342,10 @@ def run(trainer, args, cfg, train, held, checkpoint, started):
         % (cfg.layers, cfg.d, cfg.heads, cfg.t, cfg.parameter_count() / 1e6,
            len(train), len(held),
            "%d ranks, %s parallel" % (args.devices, args.parallel)
-           if args.rank_program else "one device",
+           if args.rank_program else
+           "%d pipeline stages, %s, %d microbatches" % (
+               args.stages, args.schedule, args.microbatches)
+           if args.stages is not None else "one device",
            time.perf_counter() - started))
     # The curves since step 1, resumed runs included: kept in the
     # checkpoint.

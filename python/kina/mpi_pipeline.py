@@ -3,6 +3,7 @@ rank per pipeline rank, each running its own program.
 
     mpirun -n S python3 -m kina.mpi_pipeline PROGRAM.kina INPUTS.npz \\
         OUTPUT.npz --stages f0,f1,... --batch x,y [--constants mask] \\
+        [--shared wte] \\
         --schedule 1f1b --microbatches M [--chunks V] [--replicas D] \\
         [--repeat K] [--warmup W]
 
@@ -34,8 +35,9 @@ from . import pipelining as _pipelining
 from .files import atomic_writer
 from .mpi import _Backend, run_or_abort
 
-# The replicas' gradients and the results to rank 0 use tags above every
-# step's transfer tags.
+# The shared weights' and the replicas' gradients and the results to rank
+# 0 use tags above every step's transfer tags.
+_SHARED_TAG_BASE = 1 << 12
 _REDUCE_TAG_BASE = 1 << 13
 _RESULT_TAG_BASE = 1 << 14
 
@@ -131,6 +133,9 @@ def main(argv=None):
     parser.add_argument("--constants", default="",
                         help="parameters every stage gets whole, with no "
                         "gradient (a mask), comma-separated")
+    parser.add_argument("--shared", default="",
+                        help="weights several stages read (a tied "
+                        "embedding), comma-separated")
     parser.add_argument("--schedule", default="1f1b",
                         help="gpipe, 1f1b, interleaved or zb-h1")
     parser.add_argument("--microbatches", type=int, default=4)
@@ -147,6 +152,45 @@ def main(argv=None):
     backend = _Backend(1)
     _bind(backend.lib)
     return run_or_abort(backend, _run, args)
+
+
+def _sum_over_stages(backend, pipe, outcome, replica, rank):
+    """The gradients of the weights whose owner stage runs on this rank,
+    each summed over the stages that read it in stage order (a shared
+    weight's other stages send their sums to its owner's rank)."""
+    lib, S = backend.lib, pipe.schedule.stages
+    offset = replica * S
+    parts, handles = {}, []
+
+    def tag(name, stage):  # only shared weights move
+        return _SHARED_TAG_BASE + pipe.shared.index(name) * \
+            len(pipe._stages) + stage.index
+
+    for name in pipe.weights:
+        owner = pipe.owner(name).index % S
+        for stage in pipe._stages:
+            if name not in stage.weights:
+                continue
+            here = stage.index % S
+            key = (stage.index, name)
+            if here == rank == owner:
+                parts.setdefault(name, []).append(outcome.stage_gradients[key])
+            elif here == rank:  # to the owner
+                array = np.ascontiguousarray(outcome.stage_gradients[key])
+                handles.append((lib.kina_mpi_post_send(
+                    array.ctypes.data, array.nbytes, offset + owner,
+                    tag(name, stage)), array))
+            elif owner == rank:  # from another stage's rank
+                buffer = np.empty_like(
+                    outcome.stage_gradients[(pipe.owner(name).index, name)])
+                handles.append((lib.kina_mpi_post_receive(
+                    buffer.ctypes.data, buffer.nbytes, offset + here,
+                    tag(name, stage)), buffer))
+                parts.setdefault(name, []).append(buffer)
+    for handle, _ in handles:
+        if handle < 0 or lib.kina_mpi_wait(handle) != 0:
+            raise RuntimeError("summing a shared weight's gradients failed")
+    return {name: _pipelining.sum_in_order(g) for name, g in parts.items()}
 
 
 def _reduce_over_replicas(backend, pipe, gradients, replica, rank):
@@ -186,6 +230,7 @@ def _run(args, backend):
     pipe = _pipelining.Pipeline(
         source, args.stages.split(","), args.batch.split(","),
         constants=[c for c in args.constants.split(",") if c],
+        shared=[w for w in args.shared.split(",") if w],
         schedule=args.schedule, microbatches=args.microbatches,
         chunks=args.chunks, filename=args.program, replicas=args.replicas)
     s, R = pipe.schedule, pipe.replicas
@@ -208,8 +253,9 @@ def _run(args, backend):
         backend.agree(False)  # every rank starts the step together
         start = time.perf_counter()
         pipe.run_rank(rank, arrays, batch, transfers, outcome, start)
-        sums = _reduce_over_replicas(backend, pipe, outcome.gradients,
-                                     replica, rank)
+        sums = _reduce_over_replicas(
+            backend, pipe, _sum_over_stages(backend, pipe, outcome, replica,
+                                            rank), replica, rank)
         seconds.append(time.perf_counter() - start)
     seconds = seconds[args.warmup:]
     M = s.microbatches * R
@@ -220,9 +266,9 @@ def _run(args, backend):
     # stage's rank), each gradient (its stage's rank in replica 0), the
     # ranks' traces in replica 0.
     last = (s.stages * s.chunks - 1) % s.stages
-    weights = [(w, stage.index % s.stages, p)
-               for stage in pipe._stages for w in stage.weights
-               for p in stage.params if p.name == w]
+    weights = [(w, pipe.owner(w).index % s.stages,
+                next(p for p in pipe.owner(w).params if p.name == w))
+               for w in pipe.weights]
     layouts = [(d * s.stages + last, (s.microbatches,), np.float64)
                for d in range(R)]
     layouts += [(owner, tuple(p.shape), _pipelining.gradient_dtype(p))

@@ -147,12 +147,12 @@ def _source_type(ir_type):
                                      placement), len(dims)
 
 
-def _adamw_source(stage):
+def _adamw_source(stage, owned):
     """`kina_pipeline_adamw_K`: one AdamW step (PyTorch's: decoupled
-    weight decay, on weights of rank 2 or more) of the stage's weights
-    from their mean gradients, each weight and moment written back into
-    its own array (@reuses)."""
-    w = stage.weights
+    weight decay, on weights of rank 2 or more) of the stage's `owned`
+    weights from their mean gradients, each weight and moment written
+    back into its own array (@reuses)."""
+    w = owned
     scalar = "Tensor[F32, [], @host]"
     typed = {n: stage.types[n][0] for n in w}
     params = ["%s%s: %s" % (prefix, n, typed[n])
@@ -267,7 +267,7 @@ class Pipeline:
                  microbatches=4, chunks=0, filename="<pipeline>",
                  num_threads=1, timeout=DEFAULT_TIMEOUT_SECONDS,
                  cache_dir=None, optimizer=None, recompute=None,
-                 replicas=1):
+                 replicas=1, shared=()):
         import kina
         if isinstance(schedule, _pipeline.Schedule):
             self.schedule = schedule
@@ -297,6 +297,7 @@ class Pipeline:
         self.replicas = replicas
         self.batch_names = list(batch)
         self.constants = list(constants)
+        self.shared = list(shared)
         self.timeout = timeout
         if optimizer not in (None,) + OPTIMIZERS:
             raise PipelineError("optimizer must be None or one of %s, not "
@@ -315,8 +316,8 @@ class Pipeline:
                                   keep=self.keeps)
                  for stage in self._stages]
         if optimizer:
-            added += [_adamw_source(stage) for stage in self._stages
-                      if stage.weights]
+            added += [_adamw_source(stage, self._owned(stage))
+                      for stage in self._stages if self._owned(stage)]
         self.source = source.rstrip("\n") + "\n\n" + "\n".join(added) + \
             "\n"
         self.module = kina.compile(self.source, filename,
@@ -369,15 +370,17 @@ class Pipeline:
         seen = {}
         for stage in stages:
             for weight in stage.weights:
-                if weight in seen:
+                if weight in seen and weight not in self.shared:
                     raise PipelineError(
                         "weight %r is a parameter of stages %d and %d; a "
-                        "weight belongs to one stage (rename one)" % (
+                        "weight belongs to one stage (rename one, or name "
+                        "it in shared=[...] to tie it)" % (
                             weight, seen[weight], stage.index))
-                seen[weight] = stage.index
+                seen.setdefault(weight, stage.index)
         taken = {p for s in stages for p in declared[s.name]}
         for what, given in (("batch", self.batch_names),
-                            ("constant", self.constants)):
+                            ("constant", self.constants),
+                            ("shared", self.shared)):
             unused = set(given) - taken
             if unused:
                 raise PipelineError("%s names no stage takes: %s" % (
@@ -413,8 +416,22 @@ class Pipeline:
 
     @property
     def weights(self):
-        """Every weight's name, stage by stage."""
-        return [w for stage in self._stages for w in stage.weights]
+        """Every weight's name, stage by stage, each once (a shared one
+        with the first stage that reads it, its owner)."""
+        out = []
+        for stage in self._stages:
+            out += [w for w in stage.weights if w not in out]
+        return out
+
+    def _owned(self, stage):
+        """The weights whose update runs with `stage`."""
+        return [w for w in stage.weights if self.owner(w) is stage]
+
+    def owner(self, weight):
+        """The first stage that reads `weight`: where its gradient is
+        summed over the stages that share it, and its update runs."""
+        return next(stage for stage in self._stages
+                    if weight in stage.weights)
 
     def _describe(self, message):
         (phase, microbatch, chunk), source, target = message
@@ -551,8 +568,15 @@ class Pipeline:
                 "replica %d, rank %d" % (replica, rank)
             raise PipelineError("%s: %s" % (where, error)) from error
         result = reduce_replicas(outcomes)
-        # The gradients the replicas after the first send to it to be summed.
-        result.bytes_moved = transfers.bytes_moved + (self.replicas - 1) * \
+        # What the MPI ranks send besides: a shared weight's gradient from
+        # each stage on another rank than its owner's, in every copy, and
+        # the gradients the copies after the first send to it.
+        S = s.stages
+        shared = sum(result.gradients[w].nbytes for w in self.shared
+                     for stage in self._stages if w in stage.weights and
+                     stage.index % S != self.owner(w).index % S)
+        result.bytes_moved = transfers.bytes_moved + \
+            self.replicas * shared + (self.replicas - 1) * \
             sum(g.nbytes for g in result.gradients.values())
         if update is not None:
             self._update(weights, result.gradients, update)
@@ -588,7 +612,7 @@ class Pipeline:
         place (each rank's own stages: in one process, one after another)."""
         state, scalars = update
         for stage in self._stages:
-            w = stage.weights
+            w = self._owned(stage)
             if not w:
                 continue
             args = ([weights[n] for n in w] + [gradients[n] for n in w] +
@@ -698,17 +722,30 @@ class _Outcome:
     def __init__(self, schedule):
         self.schedule = schedule
         self.losses = [None] * schedule.microbatches
-        self.gradients = {}
+        self.stage_gradients = {}  # (stage, weight) -> sum over microbatches
         self.trace = [[] for _ in range(schedule.stages)]
 
     def accumulate(self, stage, values):
         # Every schedule runs a stage's backwards in microbatch order, so
-        # the sum rounds alike under every schedule.
+        # the sum rounds alike under every schedule. Per stage: a shared
+        # weight's stages run on other ranks (threads).
         for name, value in zip(stage.weights, values):
             if value.dtype == np.uint16:  # BF16 words
                 value = from_bf16(value)
-            g = self.gradients.get(name)
-            self.gradients[name] = value.copy() if g is None else g + value
+            key = (stage.index, name)
+            g = self.stage_gradients.get(key)
+            self.stage_gradients[key] = value.copy() if g is None \
+                else g + value
+
+    @property
+    def gradients(self):
+        """Each weight's sum over microbatches, and over the stages that
+        share it in stage order."""
+        parts = {}
+        for (_, name), g in sorted(self.stage_gradients.items(),
+                                   key=lambda item: item[0][0]):
+            parts.setdefault(name, []).append(g)
+        return {name: sum_in_order(g) for name, g in parts.items()}
 
     def clock(self):
         """The ranks' wall-clock trace as a kina.pipeline.Clock."""

@@ -262,6 +262,91 @@ class Trainer:
         return trainer
 
 
+class PipelineTrainer:
+    """The training loop with the tied GPT cut into pipeline stages
+    (gpt.pipeline_source, kina.pipelining): `stages` ranks as threads, the
+    batch as `microbatches` microbatches, AdamW per stage; the same
+    weights, moments and checkpoints as Trainer's."""
+
+    def __init__(self, cfg, weights, stages, microbatches, schedule="1f1b",
+                 lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
+                 num_threads=None):
+        from . import pipeline as _pipeline
+        from .pipelining import Pipeline, PipelineError
+        if microbatches < 1 or cfg.b % microbatches:
+            raise TrainingError("%d sequences a step cannot be cut into %d "
+                                "microbatches of equal size" % (
+                                    cfg.b, microbatches))
+        self.cfg = cfg
+        self.hyper = _Hyper(lr, tuple(betas), eps, weight_decay)
+        self.names = gpt.weight_names(cfg, tied=True)
+        missing = [n for n in self.names if n not in weights]
+        if missing:
+            raise TrainingError("weights lack %s" % ", ".join(missing))
+        self.weights = {n: checked_weight(cfg, n, weights[n])
+                        for n in self.names}
+        self.m = {n: np.zeros_like(w) for n, w in self.weights.items()}
+        self.v = {n: np.zeros_like(w) for n, w in self.weights.items()}
+        self.steps = 0
+        self.run = {}
+        self.microbatch = dataclasses.replace(cfg, b=cfg.b // microbatches)
+        try:
+            plan = _pipeline.schedule(schedule, stages, microbatches)
+            functions = plan.stages * plan.chunks
+            self.pipe = Pipeline(
+                gpt.pipeline_source(self.microbatch, functions, tied=True),
+                [gpt.PIPELINE_STAGE % k for k in range(functions)],
+                ["token_ids", "targets"], constants=["mask"],
+                shared=["wte"], schedule=plan, optimizer="adamw",
+                num_threads=num_threads or 1)
+        except (ValueError, PipelineError) as error:
+            raise TrainingError(str(error)) from None
+        self.mask = gpt.causal_mask(cfg)
+        self._forward = None
+        self.last = None  # the last step's StepResult (its trace)
+
+    def _batch(self, token_ids, targets):
+        return {"token_ids": checked_batch(self.cfg, "token ids", token_ids),
+                "targets": checked_batch(self.cfg, "targets", targets)}
+
+    def step(self, token_ids, targets):
+        """One pipelined AdamW step on the batch; returns the loss before
+        it."""
+        batch = self._batch(token_ids, targets)
+        h = self.hyper
+        state = {"m_" + n: a for n, a in self.m.items()}
+        state.update({"v_" + n: a for n, a in self.v.items()})
+        self.last = self.pipe.train_step(
+            dict(self.weights, mask=self.mask), state, batch, self.steps + 1,
+            lr=h.lr, betas=h.betas, eps=h.eps, weight_decay=h.weight_decay)
+        if not np.isfinite(self.last.loss):
+            raise TrainingError("step %d: the loss is %s" % (
+                self.steps + 1, self.last.loss))
+        self.steps += 1
+        return float(self.last.loss)
+
+    def loss(self, token_ids, targets):
+        """The loss of a batch without a step (the pipeline's forward and
+        backward, no update)."""
+        return float(self.pipe.step(dict(self.weights, mask=self.mask),
+                                    self._batch(token_ids, targets)).loss)
+
+    def logits(self, token_ids):
+        """The whole forward's logits (compiled on first use)."""
+        if self._forward is None:
+            from . import compile
+            self._forward = compile(gpt.source(self.cfg, tied=True),
+                                    "gpt_forward.kina")
+        return getattr(self._forward, gpt.ENTRY)(*gpt.arguments(
+            self.cfg, self.weights,
+            checked_batch(self.cfg, "token ids", token_ids), tied=True))
+
+    def save(self, path):
+        """Writes the trainer to `path` atomically (save_checkpoint)."""
+        save_checkpoint(path, self.cfg, self.steps, self.hyper, self.weights,
+                        self.m, self.v, self.run)
+
+
 def generate(trainer, prompt, length, temperature=0.8, seed=0):
     """`trainer.cfg.b` continuations of `prompt` (bytes or token ids),
     sampled one token per forward at `temperature`; the context is the

@@ -136,3 +136,41 @@ def test_the_generators_pipeline_runs_on_ranks_with_the_simulators_bits(
         for name, value in simulated.gradients.items():
             np.testing.assert_array_equal(out["grad_" + name], value,
                                           err_msg=name)
+
+
+@needs_mpi
+def test_a_tied_embedding_across_stages_on_ranks(data, tmp_path):
+    # wte read by the first and the last of 2 stages on 2 copies: its
+    # gradient summed over the stages, then the copies (4 ranks).
+    weights, ids, targets = data
+    weights = {k: v for k, v in weights.items() if k != "lm_head"}
+    text = gpt.pipeline_source(CFG, 2, tied=True)
+    program = tmp_path / "tied.kina"
+    program.write_text(text)
+    pipe = pipelining.Pipeline(text, ["gpt_stage_0", "gpt_stage_1"],
+                               ["token_ids", "targets"], constants=["mask"],
+                               shared=["wte"], schedule="1f1b",
+                               microbatches=MICROBATCHES // 2, replicas=2,
+                               filename=str(program),
+                               cache_dir=str(tmp_path / "cache"))
+    constants = dict(weights, mask=gpt.causal_mask(CFG))
+    simulated = pipe.step(constants, {"token_ids": ids, "targets": targets})
+    model = TrainableGPT(WHOLE, weights).double()  # tied: no lm_head
+    loss = torch.nn.functional.cross_entropy(
+        model(ids).reshape(-1, CFG.v), torch.tensor(targets).reshape(-1))
+    loss.backward()
+    expected = named_gradients(model)["wte"]
+    assert float(np.abs(simulated.gradients["wte"] - expected).max()) <= \
+        1e-5 * float(np.abs(expected).max())
+    np.savez(tmp_path / "in.npz", token_ids=ids, targets=targets, **constants)
+    done = run_ranks(tmp_path, 4, program, tmp_path / "in.npz", "--stages",
+                     "gpt_stage_0,gpt_stage_1", "--batch", "token_ids,targets",
+                     "--constants", "mask", "--shared", "wte",
+                     "--microbatches", str(MICROBATCHES // 2),
+                     "--replicas", "2")
+    assert done.returncode == 0, done.stderr
+    with np.load(tmp_path / "out.npz") as out:
+        for name, value in simulated.gradients.items():
+            np.testing.assert_array_equal(out["grad_" + name], value,
+                                          err_msg=name)
+        assert int(out["bytes_moved"]) == simulated.bytes_moved

@@ -89,6 +89,31 @@ def test_resumed_run_takes_the_same_steps_and_keeps_the_history(tmp_path):
     assert resumed["history"] == uninterrupted["history"]
 
 
+def test_pipelined_training_follows_one_device_and_shares_its_checkpoints(
+        tmp_path):
+    # --tiny's 2 layers as 2 stages, its batch of 2 as 2 microbatches.
+    one = train(tmp_path / "one", "--steps", "4", "--sample", "0")
+    assert one.returncode == 0, one.stderr
+    piped = train(tmp_path / "piped", "--steps", "4", "--stop-after", "2",
+                  "--sample", "0", "--stages", "2", "--microbatches", "2",
+                  "--schedule", "1f1b")
+    assert piped.returncode == 0, piped.stderr
+    assert "2 pipeline stages, 1f1b, 2 microbatches" in piped.stdout
+    for printed, expected in zip(losses(piped.stdout)[2], losses(one.stdout)[2]):
+        assert float(printed) == pytest.approx(float(expected), abs=2e-4)
+    # Its checkpoint resumes on one device (the same tied weights).
+    rest = train(tmp_path / "rest", "--steps", "4", "--sample", "0",
+                 "--resume", str(tmp_path / "piped" / "checkpoint.npz"))
+    assert rest.returncode == 0, rest.stderr
+    for printed, expected in zip(losses(rest.stdout)[4], losses(one.stdout)[4]):
+        assert float(printed) == pytest.approx(float(expected), abs=2e-4)
+    bad = train(tmp_path / "bad", "--steps", "1", "--stages", "2",
+                "--microbatches", "3")
+    assert bad.returncode != 0
+    assert "2 sequences a step cannot be cut into 3 microbatches" in \
+        bad.stderr
+
+
 def test_resuming_with_another_schedule_is_refused(tmp_path):
     first = train(tmp_path / "a", "--steps", "2", "--sample", "0")
     assert first.returncode == 0, first.stderr

@@ -548,13 +548,15 @@ def pipeline_stages(cfg, stages):
     return [list(range(k * per, (k + 1) * per)) for k in range(stages)]
 
 
-def pipeline_source(cfg, stages):
+def pipeline_source(cfg, stages, tied=False):
     """The F32 forward and loss cut into `stages` functions gpt_stage_K
     (kina.pipelining's stages, in order), the blocks shared out equally:
     stage 0 embeds the tokens, each stage runs its blocks, the last adds
-    the final norm, lm_head (untied) and the mean token cross-entropy
-    against `targets`. The batch is token_ids and targets; `mask` is a
-    constant every stage reads; every other parameter is its stage's."""
+    the final norm, lm_head and the mean token cross-entropy against
+    `targets`. The batch is token_ids and targets; `mask` is a constant
+    every stage reads; every other parameter is its stage's, but with
+    `tied` the last stage reads wte (transposed) as lm_head: wte is then
+    shared by the first and last stages (Pipeline(shared=["wte"]))."""
     shapes = parameter_shapes(cfg)
     b, t, d = cfg.b, cfg.t, cfg.d
     activation = "Tensor[F32, [%d, %d, %d], @host]" % (b, t, d)
@@ -577,7 +579,8 @@ def pipeline_source(cfg, stages):
         params += [typed("%s_%d" % (p, layer)) for layer in layers
                    for p in LAYER_PARAMS]
         if last:
-            params += [typed("lnf_g"), typed("lnf_b"), typed("lm_head"),
+            params += [typed("lnf_g"), typed("lnf_b"),
+                       typed("wte" if tied else "lm_head"),
                        "targets: Tensor[I64, [%d, %d], @host]" % (b, t)]
         result = "Tensor[F32, [], @host]" if last else activation
         lines.append("fn %s(%s) -> %s {" % (PIPELINE_STAGE % k,
@@ -589,9 +592,13 @@ def pipeline_source(cfg, stages):
             body.block(layer)
         if last:
             body.ln("f", "x%d" % layers[-1], "lnf_g", "lnf_b")
+            head = "lm_head"
+            if tied:
+                head = "wte_t"
+                lines.append("  wte_t = wte.transpose([1, 0])")
             lines += [
-                "  logits = f @ broadcast(lm_head)        : [%d, %d, %d]" % (
-                    b, t, cfg.v)] + _loss_lines(cfg)
+                "  logits = f @ broadcast(%s)        : [%d, %d, %d]" % (
+                    head, b, t, cfg.v)] + _loss_lines(cfg)
         else:
             lines.append("  return x%d" % layers[-1])
         lines += ["}", ""]
