@@ -165,20 +165,13 @@ def step_results(names, results):
                  for i in range(3))
 
 
-class Trainer:
-    """One device's training loop state: weights, moments, step count."""
+class _TrainingState:
+    """What every trainer keeps: the model's shape, AdamW's settings, the
+    tied GPT's weights and both moments (float32 copies, checked), the
+    steps taken and the application's record (`run`), saved together."""
 
-    def __init__(self, cfg, weights, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
-                 weight_decay=0.01, module=None, num_threads=None,
-                 simulate=False, dtype="f32"):
-        """`module`: a compiled gpt.train_source (compiled here for one
-        device when None, computing in `dtype`: gpt.DTYPES; the weights and
-        moments stay float32); `simulate`: run each step on the module's mesh
-        with m.simulate (one thread per device) instead of its host form,
-        keeping the run in `last_simulation`."""
+    def __init__(self, cfg, weights, lr, betas, eps, weight_decay):
         self.cfg = cfg
-        self.simulate = simulate
-        self.last_simulation = None
         self.hyper = _Hyper(lr, tuple(betas), eps, weight_decay)
         self.names = gpt.weight_names(cfg, tied=True)
         missing = [n for n in self.names if n not in weights]
@@ -191,6 +184,27 @@ class Trainer:
         self.steps = 0
         # The application's record, saved with the checkpoint.
         self.run = {}
+
+    def save(self, path):
+        """Writes the trainer to `path` atomically (save_checkpoint)."""
+        save_checkpoint(path, self.cfg, self.steps, self.hyper, self.weights,
+                        self.m, self.v, self.run)
+
+
+class Trainer(_TrainingState):
+    """One device's training loop state: weights, moments, step count."""
+
+    def __init__(self, cfg, weights, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=0.01, module=None, num_threads=None,
+                 simulate=False, dtype="f32"):
+        """`module`: a compiled gpt.train_source (compiled here for one
+        device when None, computing in `dtype`: gpt.DTYPES; the weights and
+        moments stay float32); `simulate`: run each step on the module's mesh
+        with m.simulate (one thread per device) instead of its host form,
+        keeping the run in `last_simulation`."""
+        super().__init__(cfg, weights, lr, betas, eps, weight_decay)
+        self.simulate = simulate
+        self.last_simulation = None
         if module is None:
             from . import compile
             module = compile(gpt.train_source(cfg, dtype=dtype),
@@ -242,10 +256,6 @@ class Trainer:
                                                         token_ids),
             tied=True))
 
-    def save(self, path):
-        """Writes the trainer to `path` atomically (save_checkpoint)."""
-        save_checkpoint(path, self.cfg, self.steps, self.hyper, self.weights,
-                        self.m, self.v, self.run)
 
     @classmethod
     def load(cls, path, module=None, num_threads=None, simulate=False):
@@ -262,7 +272,7 @@ class Trainer:
         return trainer
 
 
-class PipelineTrainer:
+class PipelineTrainer(_TrainingState):
     """The training loop with the tied GPT cut into pipeline stages
     (gpt.pipeline_source, kina.pipelining): `stages` ranks as threads, the
     batch as `microbatches` microbatches, AdamW per stage; the same
@@ -277,18 +287,7 @@ class PipelineTrainer:
             raise TrainingError("%d sequences a step cannot be cut into %d "
                                 "microbatches of equal size" % (
                                     cfg.b, microbatches))
-        self.cfg = cfg
-        self.hyper = _Hyper(lr, tuple(betas), eps, weight_decay)
-        self.names = gpt.weight_names(cfg, tied=True)
-        missing = [n for n in self.names if n not in weights]
-        if missing:
-            raise TrainingError("weights lack %s" % ", ".join(missing))
-        self.weights = {n: checked_weight(cfg, n, weights[n])
-                        for n in self.names}
-        self.m = {n: np.zeros_like(w) for n, w in self.weights.items()}
-        self.v = {n: np.zeros_like(w) for n, w in self.weights.items()}
-        self.steps = 0
-        self.run = {}
+        super().__init__(cfg, weights, lr, betas, eps, weight_decay)
         self.microbatch = dataclasses.replace(cfg, b=cfg.b // microbatches)
         try:
             plan = _pipeline.schedule(schedule, stages, microbatches)
@@ -341,10 +340,6 @@ class PipelineTrainer:
             self.cfg, self.weights,
             checked_batch(self.cfg, "token ids", token_ids), tied=True))
 
-    def save(self, path):
-        """Writes the trainer to `path` atomically (save_checkpoint)."""
-        save_checkpoint(path, self.cfg, self.steps, self.hyper, self.weights,
-                        self.m, self.v, self.run)
 
 
 def generate(trainer, prompt, length, temperature=0.8, seed=0):
