@@ -120,6 +120,11 @@ class Clock:
                        for action, (start, end) in zip(actions, intervals)]
                       for actions, intervals in zip(schedule.ranks, ranks)]
 
+    def __repr__(self):
+        return "<kina.pipeline.Clock: makespan %g %s; idle %s>" % (
+            self.makespan, self.unit, ", ".join(
+                "%.1f%%" % (100 * f) for f in self.idle_fractions))
+
     @property
     def busy(self):
         """Per rank, the time it computes."""

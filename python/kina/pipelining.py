@@ -364,9 +364,17 @@ class Pipeline:
                                              if params[0] in self.batch_names
                                              else "a constant")
                         if params else "nothing"))
-            stages.append(_Stage(index, name, params, self.batch_names,
-                                 self.constants, index == len(names) - 1,
-                                 types[name]))
+            stage = _Stage(index, name, params, self.batch_names,
+                           self.constants, index == len(names) - 1,
+                           types[name])
+            for weight in stage.weights + [stage.activation or ""]:
+                text = stage.types.get(weight, ("",))[0]
+                if text.startswith("Tensor[I"):
+                    raise PipelineError(
+                        "stage %d (%s): %r is %s, which has no gradient; "
+                        "an integer parameter is data: name it in batch or "
+                        "constants" % (index, name, weight, text))
+            stages.append(stage)
         seen = {}
         for stage in stages:
             for weight in stage.weights:
@@ -456,12 +464,20 @@ class Pipeline:
                 if compute:
                     phase, mb, chunk = compute
                     stage = self._stages[chunk * s.stages + rank]
+                    label = s.label(_pipeline.Action(*compute))
+                    if (phase == "B" and not stage.activation) or \
+                            (phase == "W" and not stage.weights):
+                        lines.append("  %s: nothing to compute (stage %d "
+                                     "has no %s)" % (label, stage.index,
+                                                     "input" if phase == "B"
+                                                     else "weights"))
+                        continue
                     function = {"F": self._forward_function(stage),
                                 "BW": self._backward_function(stage),
                                 "B": _INPUT_GRADIENT % stage.index,
                                 "W": _WEIGHT_GRADIENT % stage.index}[phase]
                     lines.append("  %s: call @%s on microbatch %d" % (
-                        s.label(_pipeline.Action(*compute)), function, mb))
+                        label, function, mb))
         return "\n".join(lines)
 
     def ir(self, stage="pipeline"):
@@ -488,6 +504,9 @@ class Pipeline:
                 raise PipelineError(
                     "batch %r has shape %s; %d microbatches of %s need %s" %
                     (name, list(array.shape), M, list(param.shape), want))
+            if array.dtype != _NUMPY_DTYPES[param.dtype]:
+                raise PipelineError("batch %r is %s; it is declared %s" % (
+                    name, array.dtype, _NUMPY_DTYPES[param.dtype]))
             split[name] = [np.ascontiguousarray(part)
                            for part in np.split(array, M)]
         per = self.schedule.microbatches

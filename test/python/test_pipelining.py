@@ -142,6 +142,7 @@ def test_trace_follows_the_schedule_and_the_dataflow(steps, tmp_path):
             assert end_of[("BW", mb, rank - 1)][0] >= \
                 end_of[("BW", mb, rank)][1]
     assert trace.unit == "seconds"
+    assert repr(trace).startswith("<kina.pipeline.Clock: makespan ")
     assert all(0 <= f < 1 for f in trace.idle_fractions)
     trace.gantt(tmp_path / "trace.png")
     assert (tmp_path / "trace.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -156,6 +157,10 @@ def test_programs_name_each_ranks_calls_and_transfers(steps):
     assert "W0: call @kina_pipeline_weight_gradient_1 on microbatch 0" in rank1
     assert "send F0's activation from rank 1 to rank 2" in rank1
     assert "wait for B0's cotangent from rank 2 to rank 1" in rank1
+    # Stage 0 has no input to differentiate: its B's are named, not called.
+    rank0 = text.split("rank 1:")[0]
+    assert "B0: nothing to compute (stage 0 has no input)" in rank0
+    assert "kina_pipeline_input_gradient_0" not in text
     # The interleaved schedule's rank 0 runs stages 0 and 2, each forward
     # returning what its backward reads (split=true): nothing recomputed.
     rank0 = results["interleaved"][0].programs().split("rank 1:")[0]
@@ -289,6 +294,10 @@ def test_pipelines_that_cannot_run_are_refused_before_running():
                        "fn head(h: Tensor[F32, [4, 7]").replace(
                        "w3: Tensor[F32, [8, 1]", "w3: Tensor[F32, [7, 1]"))
     pipeline_error(r"batch names no stage takes: z", batch=("x", "y", "z"))
+    pipeline_error(r"stage 0 \(embed\): 'ids' is Tensor\[I32, \[4\], @host\], "
+                   r"which has no gradient; an integer parameter is data: "
+                   r"name it in batch or constants", stages=["embed", "head"],
+                   batch=(), text=GATHERING)
     pipeline_error(r"divisible|multiple", schedule="interleaved",
                    microbatches=3)
     pipeline_error(r"recompute=False keeps each forward's values for a "
@@ -310,6 +319,9 @@ def test_steps_with_bad_arrays_are_refused(steps):
     with pytest.raises(pipelining.PipelineError,
                        match=r"weight 'w2' of stage 2 \(layer2\) is float64"):
         pipe.step(dict(weights, w2=weights["w2"].astype(np.float64)), batch)
+    with pytest.raises(pipelining.PipelineError, match=r"batch 'x' is "
+                       r"float64; it is declared float32"):
+        pipe.step(weights, dict(batch, x=batch["x"].astype(np.float64)))
     with pytest.raises(pipelining.PipelineError, match=r"no value for "
                        r"weight 'w1'"):
         pipe.step({k: v for k, v in weights.items() if k != "w1"}, batch)
