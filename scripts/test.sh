@@ -25,6 +25,7 @@ run "lit (dialect, frontend, lowering, transforms, C ABI)" \
 # file's compiled modules are compiled once.
 run "pytest (execution through the C ABI, Python API, validations)" \
   "$python" -m pytest -q -p no:cacheprovider -n auto --dist loadfile \
+  --durations=15 \
   test/Target test/python
 # The notebooks, two at a time (most of each is one core's compiling),
 # longest first; each one's output is printed whole once all have run.

@@ -361,9 +361,12 @@ needs_mpi = pytest.mark.skipif(
     reason="OpenMPI's mpirun (KINA_SKIP_MPI=1: the sanitizer build)")
 
 
-def run_ranks(tmp_path, ranks, program, inputs, *options, timeout=300):
-    """mpirun of kina.mpi_pipeline, the ranks sharing tmp_path/cache."""
-    env = dict(mpi_environment(), KINA_CACHE_DIR=str(tmp_path / "cache"))
+def run_ranks(tmp_path, ranks, program, inputs, *options, timeout=300,
+              cache=None):
+    """mpirun of kina.mpi_pipeline, the ranks sharing a compile cache
+    (tmp_path/cache unless given)."""
+    env = dict(mpi_environment(),
+               KINA_CACHE_DIR=str(cache or tmp_path / "cache"))
     return subprocess.run(
         ["mpirun", "-n", str(ranks), sys.executable, "-m",
          "kina.mpi_pipeline", str(program), str(inputs),
