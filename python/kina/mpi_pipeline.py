@@ -234,6 +234,11 @@ def _run(args, backend):
         schedule=args.schedule, microbatches=args.microbatches,
         chunks=args.chunks, filename=args.program, replicas=args.replicas)
     s, R = pipe.schedule, pipe.replicas
+    if pipe.placed:
+        raise ValueError("stages placed on the mesh (%s: pipeline x tensor "
+                         "parallel) run on the simulator's threads "
+                         "(kina.pipelining.Pipeline.step); these ranks run "
+                         "host stages" % ", ".join(pipe.placed))
     if backend.size != s.stages * R:
         raise ValueError("the %s schedule has %d ranks%s, but mpirun started "
                          "%d" % (s.kind, s.stages * R,

@@ -26,6 +26,15 @@ microbatch order, times 1/M: the mean loss's gradient.
 Each rank runs the program `kina.pipeline` lowers its schedule to (post
 receives, send, wait, compute), every send waiting for its receive, so a
 schedule that passes `Schedule.check_deadlock` runs here as on MPI.
+
+Pipeline x tensor parallel: in a program with `@mesh([T], axes=[tp])`,
+stage functions placed on the mesh (Megatron's column- and row-parallel
+weights, activations replicated) run each of their actions as an SPMD
+call on their rank's T devices (`m.simulate`: a thread per device, the
+collectives among them); a rank is then a group of T devices, and each
+device sends its block of an activation or cotangent to its counterpart
+in the neighbouring group. Their backward recomputes the forward
+(`split=true` is for host functions).
 """
 
 import re
@@ -99,6 +108,9 @@ class _Stage:
                         if p != self.activation and p not in batch
                         and p not in constants]
         self.batch = [p for p in param_names if p in batch]
+        # Placed on the program's mesh: its actions run on T devices.
+        self.placed = any(not text.endswith("@host]")
+                          for text, _ in types.values())
         self.params, self.result = None, None
 
     def bind(self, signature):
@@ -153,7 +165,8 @@ def _adamw_source(stage, owned):
     weights from their mean gradients, each weight and moment written
     back into its own array (@reuses)."""
     w = owned
-    scalar = "Tensor[F32, [], @host]"
+    scalar = "Tensor[F32, [], %s]" % ("@replicated" if stage.placed
+                                      else "@host")
     typed = {n: stage.types[n][0] for n in w}
     params = ["%s%s: %s" % (prefix, n, typed[n])
               for prefix in ("", "d_", "m_", "v_") for n in w]
@@ -178,8 +191,8 @@ class _Transfers:
     receiver has posted the receive (as MPI may do for a large message);
     a failure anywhere wakes every rank."""
 
-    def __init__(self, timeout):
-        self.timeout = timeout
+    def __init__(self, timeout, weigh=lambda message, array: array.nbytes):
+        self.timeout, self.weigh = timeout, weigh
         self.condition = threading.Condition()
         self.posted = set()   # receives posted, not yet delivered
         self.arrived = {}     # message -> its array
@@ -215,7 +228,7 @@ class _Transfers:
                            "to send %s" % describe(message))
                 self.posted.discard(message)
                 self.arrived[message] = array
-                self.bytes_moved += array.nbytes
+                self.bytes_moved += self.weigh(message, array)
             self.condition.notify_all()
 
     def receive(self, message, describe):
@@ -309,9 +322,18 @@ class Pipeline:
                 "recompute=False keeps each forward's values for a whole "
                 "backward (BW); the %s schedule's B and W recompute it" %
                 s.kind)
+        placed = [stage for stage in self._stages if stage.placed]
+        if recompute is False and placed:
+            raise PipelineError(
+                "recompute=False keeps each forward's values for its "
+                "backward, which split=true does for host functions only; "
+                "stage %d (%s) is placed on the mesh" % (placed[0].index,
+                                                         placed[0].name))
         # Keep what each backward reads from its forward, unless asked to
-        # recompute it (or the schedule splits the backward).
-        self.keeps = not recompute and not self._splits_backward()
+        # recompute it (or the schedule splits the backward, or a stage
+        # runs on the mesh).
+        self.keeps = not recompute and not self._splits_backward() and \
+            not placed
         added = [_gradient_source(stage, split=self._splits_backward(),
                                   keep=self.keeps)
                  for stage in self._stages]
@@ -324,6 +346,10 @@ class Pipeline:
                                    num_threads=num_threads,
                                    cache_dir=cache_dir)
         self._check_stages(self.module)
+        # The stages placed on the mesh, and the devices each rank's group
+        # has: the mesh's, when stages are placed on it.
+        self.placed = [stage.name for stage in placed]
+        self.tensor = self.module.mesh.num_devices if placed else 1
         self._programs = s.programs()
         cycle = s.deadlock()
         if cycle:
@@ -476,8 +502,10 @@ class Pipeline:
                                 "BW": self._backward_function(stage),
                                 "B": _INPUT_GRADIENT % stage.index,
                                 "W": _WEIGHT_GRADIENT % stage.index}[phase]
-                    lines.append("  %s: call @%s on microbatch %d" % (
-                        label, function, mb))
+                    lines.append("  %s: call @%s on microbatch %d%s" % (
+                        label, function, mb, " (on the mesh's %d devices)" %
+                        self.tensor if function in self.module.per_device
+                        else ""))
         return "\n".join(lines)
 
     def ir(self, stage="pipeline"):
@@ -559,7 +587,8 @@ class Pipeline:
         self.check_weights(weights)
         split = self.split_batch(batch)
         s = self.schedule
-        transfers = _Transfers(self.timeout)
+        transfers = _Transfers(
+            self.timeout, lambda keyed, _: self.message_bytes(keyed[1]))
         outcomes = [_Outcome(s) for _ in range(self.replicas)]
         errors = []
         origin = time.perf_counter()
@@ -589,14 +618,16 @@ class Pipeline:
         result = reduce_replicas(outcomes)
         # What the MPI ranks send besides: a shared weight's gradient from
         # each stage on another rank than its owner's, in every copy, and
-        # the gradients the copies after the first send to it.
+        # the gradients the copies after the first send to it; and the
+        # collectives of the stages placed on the mesh.
         S = s.stages
-        shared = sum(result.gradients[w].nbytes for w in self.shared
+        shared = sum(self.weight_bytes(w) for w in self.shared
                      for stage in self._stages if w in stage.weights and
                      stage.index % S != self.owner(w).index % S)
         result.bytes_moved = transfers.bytes_moved + \
             self.replicas * shared + (self.replicas - 1) * \
-            sum(g.nbytes for g in result.gradients.values())
+            sum(self.weight_bytes(w) for w in result.gradients) + \
+            sum(sum(o.collective_bytes) for o in outcomes)
         if update is not None:
             self._update(weights, result.gradients, update)
         return result
@@ -634,10 +665,17 @@ class Pipeline:
             w = self._owned(stage)
             if not w:
                 continue
-            args = ([weights[n] for n in w] + [gradients[n] for n in w] +
-                    [state["m_" + n] for n in w] +
-                    [state["v_" + n] for n in w] + scalars)
-            getattr(self.module, _ADAMW % stage.index)(*args)
+            arrays = ([weights[n] for n in w] +
+                      [state["m_" + n] for n in w] +
+                      [state["v_" + n] for n in w])
+            args = arrays[:len(w)] + [gradients[n] for n in w] + \
+                arrays[len(w):] + scalars
+            # In place on the host; on the mesh the devices' blocks come
+            # back as new arrays (the caller's are copies), written back.
+            for array, new in zip(arrays, self.call(_ADAMW % stage.index,
+                                                    args)[0]):
+                if new is not array:
+                    np.copyto(array, new)
 
     def run_rank(self, rank, weights, batch, transfers, outcome, origin):
         """Rank `rank`'s program: its transfers through `transfers`, its
@@ -672,6 +710,45 @@ class Pipeline:
                 (compute, start, time.perf_counter() - origin))
 
 
+    def call(self, name, args):
+        """Calls function `name` on the host or, placed on the mesh, on its
+        T devices (a thread each): (its value, the bytes its collectives
+        sent)."""
+        if name not in self.module.per_device:
+            return getattr(self.module, name)(*args), 0
+        run = self.module.simulate(name, *args, report=False,
+                                   timeout=self.timeout)
+        return run.value, run.bytes_moved
+
+    def group_bytes(self, function, param):
+        """What all devices of a rank hold of `function`'s parameter
+        `param` (an index; "result" for its result): its bytes on the
+        host, each device's block times T on the mesh (a replicated
+        tensor is T whole copies)."""
+        placed = self.module.per_device.get(function)
+        if placed is None:
+            p = self.module.functions[function]
+            p = p.result if param == "result" else p.params[param]
+            return int(np.prod(p.shape, dtype=np.int64)) * \
+                np.dtype(_NUMPY_DTYPES[p.dtype]).itemsize
+        p = placed.result if param == "result" else placed.params[param]
+        return int(np.prod(p.local_shape, dtype=np.int64)) * \
+            np.dtype(p.dtype).itemsize * placed.mesh.num_devices
+
+    def message_bytes(self, message):
+        """The bytes a message moves between two ranks' groups: each
+        device sends its block to its counterpart."""
+        (phase, _, chunk), source, _ = message
+        stage = self._stages[chunk * self.schedule.stages + source]
+        return self.group_bytes(stage.name, "result" if phase == "F" else 0)
+
+    def weight_bytes(self, weight):
+        """The bytes of `weight`'s gradient over its owner's devices."""
+        stage = self.owner(weight)
+        index = next(i for i, p in enumerate(stage.params)
+                     if p.name == weight)
+        return self.group_bytes(stage.name, index)
+
     def _forward_function(self, stage):
         """What an F calls: the stage, or its split backward's forward
         (which also returns what the backward reads)."""
@@ -688,13 +765,19 @@ class Pipeline:
         """Runs one action of `stage`; returns what it sends, if anything.
         `kept`: each (stage, microbatch)'s input activation until its
         backward, and a B's cotangent until its W."""
-        m = self.module
         saved, cotangents = kept
         key = (stage.index, mb)
+        rank = stage.index % self.schedule.stages
+
+        def call(name, args):
+            out, moved = self.call(name, args)
+            outcome.collective_bytes[rank] += moved
+            return out
+
         if phase == "F":
             x = received[0] if stage.activation else None
-            out = getattr(m, self._forward_function(stage))(
-                *stage.arguments(weights, batch, mb, x))
+            out = call(self._forward_function(stage),
+                       stage.arguments(weights, batch, mb, x))
             kept_values = ()
             if self._forward_function(stage) != stage.name:
                 out, *kept_values = out if isinstance(out, tuple) else (out,)
@@ -714,8 +797,8 @@ class Pipeline:
             del saved[key]
             grads = []
             if stage.weights or stage.activation:
-                outs = getattr(m, self._backward_function(stage))(
-                    *args, *kept_values, *seed)
+                outs = call(self._backward_function(stage),
+                            [*args, *kept_values, *seed])
                 outs = list(outs if isinstance(outs, tuple) else (outs,))
                 # The recomputing backward returns the value first.
                 grads = outs if self.keeps else outs[1:]
@@ -725,13 +808,13 @@ class Pipeline:
         if phase == "B":
             cotangents[key] = dy
             if stage.activation:
-                return getattr(m, _INPUT_GRADIENT % stage.index)(
-                    *args, *seed)[1]
+                return call(_INPUT_GRADIENT % stage.index,
+                            [*args, *seed])[1]
             return None
         del saved[key]  # W
         if stage.weights:
-            outcome.accumulate(stage, list(getattr(
-                m, _WEIGHT_GRADIENT % stage.index)(*args, *seed)[1:]))
+            outcome.accumulate(stage, list(call(
+                _WEIGHT_GRADIENT % stage.index, [*args, *seed])[1:]))
         return None
 
 class _Outcome:
@@ -743,6 +826,8 @@ class _Outcome:
         self.losses = [None] * schedule.microbatches
         self.stage_gradients = {}  # (stage, weight) -> sum over microbatches
         self.trace = [[] for _ in range(schedule.stages)]
+        # Per rank: bytes sent by the collectives of its mesh-placed calls.
+        self.collective_bytes = [0] * schedule.stages
 
     def accumulate(self, stage, values):
         # Every schedule runs a stage's backwards in microbatch order, so

@@ -1,10 +1,10 @@
 """The GPT's blocks as pipeline stages (kina.models.gpt.pipeline_source,
 run by kina.pipelining): 8 layers over 2 and 4 ranks, interleaved over 4
-ranks with a block per virtual stage, and 2 stages x 2 data-parallel
-copies; the loss and every weight's gradient against torch.autograd in
-float64 on the whole batch (the unpipelined step), within 1e-5. The
-2-stage programs are the generator's file: one compile serves the
-threads and the MPI ranks."""
+ranks with a block per virtual stage, 2 stages x 2 data-parallel copies,
+and (2 layers) 2 stages x 2 tensor-parallel devices; the loss and every
+weight's gradient against torch.autograd in float64 on the whole batch
+(the unpipelined step), within 1e-5. The 2-stage programs are the
+generator's file: one compile serves the threads and the MPI ranks."""
 
 import os
 import pathlib
@@ -101,6 +101,36 @@ def test_pipelined_gradients_equal_the_unpipelined_step(data, reference,
     torch_loss, torch_grads = reference
     assert result.loss == pytest.approx(torch_loss, rel=1e-5)
     assert set(result.gradients) == set(gpt.weight_names(WHOLE))
+    for name, value in result.gradients.items():
+        want = torch_grads[name]
+        scale = max(float(np.abs(want).max()), 1e-3)
+        assert float(np.abs(value - want).max()) <= 1e-5 * scale, name
+
+
+@pytest.mark.skipif(os.environ.get("KINA_UNDER_ASAN") == "1",
+                    reason="a GPT on the mesh stays out of the sanitizer "
+                    "build (test_pipeline_tensor_parallel.py runs there)")
+def test_pipeline_times_tensor_parallel_on_a_two_by_two_mesh():
+    # 2 stages, each block's Megatron placements over tp = 2: a rank is a
+    # group of two devices. Two layers keep the compile short.
+    cfg = gpt.Config(layers=2, d=32, heads=2, t=8, v=64, b=1)
+    whole = gpt.Config(layers=2, d=32, heads=2, t=8, v=64, b=MICROBATCHES)
+    rng = np.random.default_rng(11)
+    ids, targets = (rng.integers(0, cfg.v, (MICROBATCHES, cfg.t))
+                    .astype(np.int64) for _ in range(2))
+    weights = gpt.weights(cfg, seed=4)
+    text = gpt.pipeline_source(cfg, 2, tensor=2)
+    assert "@mesh([2], axes=[tp])" in text
+    assert "wq_0: Tensor[F32, [32, 32], @sharded(axis=1, over=tp)]" in text
+    pipe = pipelining.Pipeline(text, ["gpt_stage_0", "gpt_stage_1"],
+                               ["token_ids", "targets"], constants=["mask"],
+                               schedule="1f1b", microbatches=MICROBATCHES)
+    assert pipe.tensor == 2
+    result = pipe.step(dict(weights, mask=gpt.causal_mask(cfg)),
+                       {"token_ids": ids, "targets": targets})
+    torch_loss, torch_grads = torch_step(whole, weights, ids, targets)
+    assert result.loss == pytest.approx(torch_loss, rel=1e-5)
+    assert set(result.gradients) == set(gpt.weight_names(whole))
     for name, value in result.gradients.items():
         want = torch_grads[name]
         scale = max(float(np.abs(want).max()), 1e-3)

@@ -548,7 +548,7 @@ def pipeline_stages(cfg, stages):
     return [list(range(k * per, (k + 1) * per)) for k in range(stages)]
 
 
-def pipeline_source(cfg, stages, tied=False):
+def pipeline_source(cfg, stages, tied=False, tensor=None):
     """The F32 forward and loss cut into `stages` functions gpt_stage_K
     (kina.pipelining's stages, in order), the blocks shared out equally:
     stage 0 embeds the tokens, each stage runs its blocks, the last adds
@@ -556,20 +556,32 @@ def pipeline_source(cfg, stages, tied=False):
     `targets`. The batch is token_ids and targets; `mask` is a constant
     every stage reads; every other parameter is its stage's, but with
     `tied` the last stage reads wte (transposed) as lm_head: wte is then
-    shared by the first and last stages (Pipeline(shared=["wte"]))."""
+    shared by the first and last stages (Pipeline(shared=["wte"])).
+    `tensor` (a device count T): each stage tensor parallel on
+    `@mesh([T], axes=[tp])`, the Megatron placements over tp, the
+    activations between stages replicated."""
     shapes = parameter_shapes(cfg)
     b, t, d = cfg.b, cfg.t, cfg.d
-    activation = "Tensor[F32, [%d, %d, %d], @host]" % (b, t, d)
+    home = "@replicated" if tensor else "@host"
+    activation = "Tensor[F32, [%d, %d, %d], %s]" % (b, t, d, home)
     cuts = pipeline_stages(cfg, stages)
     lines = ["# The GPT's forward and loss as %d pipeline stages of %d "
-             "blocks each (%d layers, D=%d, H=%d, T=%d, V=%d)." % (
-                 stages, len(cuts[0]), cfg.layers, d, cfg.heads, t, cfg.v),
+             "blocks each (%d layers, D=%d, H=%d, T=%d, V=%d)%s." % (
+                 stages, len(cuts[0]), cfg.layers, d, cfg.heads, t, cfg.v,
+                 ", each tensor parallel over %d devices" % tensor
+                 if tensor else ""),
              "# Written by kina.models.gpt.pipeline_source; docs/gpt.md "
              "explains it.", ""]
+    if tensor:
+        lines += ["@mesh([%d], axes=[tp])" % tensor, ""]
 
     def typed(name):
         element = "I64" if name == "token_ids" else "F32"
-        return "%s: Tensor[%s, %s, @host]" % (name, element, shapes[name])
+        where = home
+        if tensor and name not in ("token_ids", "targets", "mask"):
+            where = _megatron_placement(name, "data+megatron")
+        return "%s: Tensor[%s, %s, %s]" % (name, element, shapes[name],
+                                           where)
 
     for k, layers in enumerate(cuts):
         last = k == stages - 1
@@ -581,8 +593,8 @@ def pipeline_source(cfg, stages, tied=False):
         if last:
             params += [typed("lnf_g"), typed("lnf_b"),
                        typed("wte" if tied else "lm_head"),
-                       "targets: Tensor[I64, [%d, %d], @host]" % (b, t)]
-        result = "Tensor[F32, [], @host]" if last else activation
+                       "targets: Tensor[I64, [%d, %d], %s]" % (b, t, home)]
+        result = "Tensor[F32, [], %s]" % home if last else activation
         lines.append("fn %s(%s) -> %s {" % (PIPELINE_STAGE % k,
                                              ",\n    ".join(params), result))
         body = _Body(cfg, lines)
