@@ -1,7 +1,8 @@
 /*===- KinaMPI.c - The MPI backend of struct kina_device ------------------===*
  *
  * One MPI rank is one device: rank r of MPI_COMM_WORLD is device r of the
- * mesh. A collective over a mesh axis runs as MPI_Allgather (or
+ * mesh (or, after kina_mpi_split_mesh(n), rank r is device r % n of the
+ * mesh of ranks n (r / n) ... n (r / n) + n - 1: a pipeline stage's group). A collective over a mesh axis runs as MPI_Allgather (or
  * MPI_Alltoall) on the communicator of its group (split from the world once per
  *axis and cached), a permute as MPI_Sendrecv between two ranks of the world;
  *the reductions themselves are the runtime's, in group order, so every rank
@@ -26,6 +27,8 @@
 
 static struct {
   struct kina_device device;
+  MPI_Comm mesh; /* the devices' communicator: the world, or a group */
+  int world_rank, world_size;
   struct {
     int32_t size;
     int64_t stride;
@@ -46,7 +49,7 @@ static void report(const char *what, int code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  fprintf(stderr, "kina mpi rank %d: %s failed: %.*s\n", run.device.rank,
+  fprintf(stderr, "kina mpi rank %d: %s failed: %.*s\n", run.world_rank,
           what, length, text);
 }
 
@@ -55,7 +58,7 @@ static void report(const char *what, int code) {
    splits for the same new group at the same time. */
 static MPI_Comm group_comm(int32_t size, int64_t stride) {
   if (size == run.device.size && stride == 1)
-    return MPI_COMM_WORLD;
+    return run.mesh;
   for (int i = 0; i < run.num_groups; ++i)
     if (run.groups[i].size == size && run.groups[i].stride == stride)
       return run.groups[i].comm;
@@ -64,7 +67,7 @@ static MPI_Comm group_comm(int32_t size, int64_t stride) {
   int64_t coordinate = (run.device.rank / stride) % size;
   int first = (int)(run.device.rank - coordinate * stride);
   MPI_Comm comm;
-  int code = MPI_Comm_split(MPI_COMM_WORLD, first, (int)coordinate, &comm);
+  int code = MPI_Comm_split(run.mesh, first, (int)coordinate, &comm);
   if (code != MPI_SUCCESS) {
     report("MPI_Comm_split", code);
     return MPI_COMM_NULL;
@@ -147,7 +150,7 @@ static int32_t counted(int32_t status, double start, int64_t moved,
     fprintf(stderr,
             "kina mpi rank %d: a collective over %d ranks %lld apart "
             "(%lld bytes each) failed; aborting the job\n",
-            run.device.rank, size, (long long)stride, (long long)block);
+            run.world_rank, size, (long long)stride, (long long)block);
     MPI_Abort(MPI_COMM_WORLD, KINA_STATUS_COLLECTIVE_FAILED);
   }
   run.collective_seconds += now() - start;
@@ -192,7 +195,7 @@ static int32_t point_to_point(const void *send, int32_t to, void *recv,
       MPI_Sendrecv(to < 0 ? &none : send, to < 0 ? 0 : (int)bytes, MPI_BYTE,
                    dest, KINA_MPI_TAG_SEND_RECV, from < 0 ? &none : recv,
                    from < 0 ? 0 : (int)bytes, MPI_BYTE, source,
-                   KINA_MPI_TAG_SEND_RECV, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                   KINA_MPI_TAG_SEND_RECV, run.mesh, MPI_STATUS_IGNORE);
   if (code != MPI_SUCCESS) {
     report("MPI_Sendrecv", code);
     return KINA_STATUS_COLLECTIVE_FAILED;
@@ -209,16 +212,20 @@ static int32_t send_recv(const struct kina_device *device, const void *send,
                  start, to >= 0 ? bytes : 0, bytes, size, stride);
 }
 
-static int32_t agree(const struct kina_device *device, int32_t status) {
-  (void)device;
+/* The largest `status` over the ranks of `comm`. */
+static int32_t largest(MPI_Comm comm, int32_t status) {
   int32_t all = KINA_STATUS_COLLECTIVE_FAILED;
-  int code = MPI_Allreduce(&status, &all, 1, MPI_INT32_T, MPI_MAX,
-                           MPI_COMM_WORLD);
+  int code = MPI_Allreduce(&status, &all, 1, MPI_INT32_T, MPI_MAX, comm);
   if (code != MPI_SUCCESS) {
     report("MPI_Allreduce", code);
     return KINA_STATUS_COLLECTIVE_FAILED;
   }
   return all;
+}
+
+static int32_t agree(const struct kina_device *device, int32_t status) {
+  (void)device;
+  return largest(run.mesh, status);
 }
 
 /* A pipeline's transfers (kina.pipelining): each send is synchronous
@@ -235,7 +242,7 @@ static int64_t free_slot(void) {
     if (pending[i] == MPI_REQUEST_NULL)
       return i;
   fprintf(stderr, "kina mpi rank %d: more than %d transfers pending\n",
-          run.device.rank, KINA_MPI_MAX_PENDING);
+          run.world_rank, KINA_MPI_MAX_PENDING);
   return -1;
 }
 
@@ -243,7 +250,7 @@ static int valid_transfer(int64_t bytes, int32_t peer, int32_t tag) {
   int *upper = NULL, found = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upper, &found);
   return bytes >= 0 && bytes <= INT_MAX && peer >= 0 &&
-         peer < run.device.size && tag >= 0 && found && tag <= *upper;
+         peer < run.world_size && tag >= 0 && found && tag <= *upper;
 }
 
 /* Starts receiving `bytes` from world rank `from`: a handle, or -1. */
@@ -305,8 +312,9 @@ KINA_MPI_EXPORT const struct kina_device *kina_mpi_open(int32_t threads) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  run.device.rank = rank;
-  run.device.size = size;
+  run.device.rank = run.world_rank = rank;
+  run.device.size = run.world_size = size;
+  run.mesh = MPI_COMM_WORLD;
   run.device.threads = threads < 1 ? 1 : threads;
   run.device.context = &run;
   run.device.exchange = exchange;
@@ -318,16 +326,45 @@ KINA_MPI_EXPORT const struct kina_device *kina_mpi_open(int32_t threads) {
   return &run.device;
 }
 
-/* All ranks' `bytes` from `send`, in rank order, into `recv` (for the
-   launcher: results and checks); not counted as data moved. */
-KINA_MPI_EXPORT int32_t kina_mpi_allgather(const void *send, void *recv,
-                                           int64_t bytes) {
-  return gather(send, recv, 1, bytes, run.device.size, 1);
+/* Makes this rank device r % devices of a mesh of its own: the world's
+   ranks in consecutive groups of `devices` (a pipeline stage's tensor-
+   parallel group), whose collectives stay within the group. Before any
+   collective; 0, or -1 when the world does not divide. */
+KINA_MPI_EXPORT int32_t kina_mpi_split_mesh(int32_t devices) {
+  if (devices < 1 || run.world_size % devices || run.num_groups ||
+      run.mesh != MPI_COMM_WORLD)
+    return -1;
+  MPI_Comm comm;
+  int code = MPI_Comm_split(MPI_COMM_WORLD, run.world_rank / devices,
+                            run.world_rank % devices, &comm);
+  if (code != MPI_SUCCESS) {
+    report("MPI_Comm_split", code);
+    return -1;
+  }
+  run.mesh = comm;
+  run.device.rank = run.world_rank % devices;
+  run.device.size = devices;
+  return 0;
 }
 
-/* The largest `status` over all ranks. */
+/* All ranks' `bytes` from `send`, in world rank order, into `recv` (for
+   the launcher: results and checks); not counted as data moved. */
+KINA_MPI_EXPORT int32_t kina_mpi_allgather(const void *send, void *recv,
+                                           int64_t bytes) {
+  if (bytes < 0 || bytes > INT_MAX)
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  int code = MPI_Allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes,
+                           MPI_BYTE, MPI_COMM_WORLD);
+  if (code != MPI_SUCCESS) {
+    report("MPI_Allgather", code);
+    return KINA_STATUS_COLLECTIVE_FAILED;
+  }
+  return KINA_STATUS_OK;
+}
+
+/* The largest `status` over all ranks of the world. */
 KINA_MPI_EXPORT int32_t kina_mpi_agree(int32_t status) {
-  return agree(&run.device, status);
+  return largest(MPI_COMM_WORLD, status);
 }
 
 KINA_MPI_EXPORT int64_t kina_mpi_bytes_moved(void) { return run.bytes_moved; }
@@ -350,6 +387,9 @@ KINA_MPI_EXPORT void kina_mpi_close(void) {
   for (int i = 0; i < run.num_groups; ++i)
     MPI_Comm_free(&run.groups[i].comm);
   run.num_groups = 0;
+  if (run.mesh != MPI_COMM_WORLD)
+    MPI_Comm_free(&run.mesh);
+  run.mesh = MPI_COMM_WORLD;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized)

@@ -42,43 +42,73 @@ _REDUCE_TAG_BASE = 1 << 13
 _RESULT_TAG_BASE = 1 << 14
 
 
+class _Lane:
+    """Transfers among the ranks of one lane: device t of every pipeline
+    rank's group (T devices a group when stages are placed on the mesh,
+    else 1). Pipeline rank p (copy d's stage rank s: p = d S + s) of lane
+    t is world rank p T + t."""
+
+    def __init__(self, lib, devices, lane):
+        self.lib, self.devices, self.lane = lib, devices, lane
+
+    def world(self, p):
+        return p * self.devices + self.lane
+
+    def send(self, array, p, tag):
+        """Starts sending `array` to pipeline rank p: (handle, array)."""
+        array = np.ascontiguousarray(array)
+        return (self.lib.kina_mpi_post_send(array.ctypes.data, array.nbytes,
+                                            self.world(p), tag), array)
+
+    def receive(self, buffer, p, tag):
+        """Starts receiving into `buffer` from pipeline rank p."""
+        return (self.lib.kina_mpi_post_receive(
+            buffer.ctypes.data, buffer.nbytes, self.world(p), tag), buffer)
+
+    def wait(self, handle):
+        return handle >= 0 and self.lib.kina_mpi_wait(handle) == 0
+
+    def wait_all(self, started, what):
+        """Waits for every (handle, array) of `started`."""
+        for handle, _ in started:
+            if not self.wait(handle):
+                raise RuntimeError("%s failed" % what)
+
+
 class _MpiTransfers:
     """kina.pipelining's transfers over MPI (lib/MPI/KinaMPI.c)."""
 
-    def __init__(self, backend, pipeline, offset):
-        self.lib = backend.lib
+    def __init__(self, lane, pipeline, offset):
+        self.lane = lane
         self.pipeline = pipeline
-        self.offset = offset  # the world rank of this replica's rank 0
+        self.offset = offset  # the pipeline rank of this replica's rank 0
         self.handles = {}  # message -> (handle, buffer)
-
-    def _check(self, handle, what):
-        if handle < 0:
-            raise RuntimeError("could not start %s" % what)
-        return handle
 
     def post(self, message, buffer):
         _, source, _ = message
-        handle = self.lib.kina_mpi_post_receive(
-            buffer.ctypes.data, buffer.nbytes, self.offset + source,
-            self.pipeline.message_tag(message))
-        self.handles[message] = (self._check(handle, "a receive"), buffer)
+        handle, _ = self.lane.receive(buffer, self.offset + source,
+                                      self.pipeline.message_tag(message))
+        if handle < 0:
+            raise RuntimeError("could not start a receive")
+        self.handles[message] = (handle, buffer)
 
     def send_all(self, messages, describe):
         started = []
         for message, array in messages:
-            array = np.ascontiguousarray(array)
-            handle = self.lib.kina_mpi_post_send(
-                array.ctypes.data, array.nbytes, self.offset + message[2],
+            handle, array = self.lane.send(
+                array, self.offset + message[2],
                 self.pipeline.message_tag(message))
-            started.append((self._check(handle, "to send " +
-                                        describe(message)), array, message))
+            if handle < 0:
+                raise RuntimeError("could not start to send " +
+                                   describe(message))
+            started.append((handle, array, message))
         for handle, _, message in started:
-            if self.lib.kina_mpi_wait(handle) != 0:
+            if not self.lane.wait(handle):
                 raise RuntimeError("sending %s failed" % describe(message))
 
     def receive(self, message, describe):
         handle, buffer = self.handles.pop(message)
-        if self.lib.kina_mpi_wait(handle) != 0:
+        if not self.lane.wait(handle):
             raise RuntimeError("receiving %s failed" % describe(message))
         return buffer
 
@@ -92,31 +122,40 @@ def _bind(lib):
                                        ctypes.c_int32, ctypes.c_int32]
     lib.kina_mpi_wait.restype = ctypes.c_int32
     lib.kina_mpi_wait.argtypes = [ctypes.c_int64]
+    lib.kina_mpi_split_mesh.restype = ctypes.c_int32
+    lib.kina_mpi_split_mesh.argtypes = [ctypes.c_int32]
 
 
-def _to_rank_zero(backend, rank, arrays, layouts):
-    """Rank 0 gets each rank's arrays (in `layouts` order per rank:
-    (owner rank, shape, dtype)); returns them there, [] elsewhere."""
-    lib, out, handles = backend.lib, [], []
+def _to_rank_zero(lane, rank, arrays, layouts):
+    """Pipeline rank 0 of the lane gets each rank's arrays (in `layouts`
+    order per rank: (owner rank, shape, dtype)); returns them there, []
+    elsewhere."""
+    started = []
     for i, (owner, shape, dtype) in enumerate(layouts):
         if owner == 0 or (rank != 0 and rank != owner):
             continue
-        if rank == 0:
-            buffer = np.empty(shape, dtype=dtype)
-            handles.append((lib.kina_mpi_post_receive(
-                buffer.ctypes.data, buffer.nbytes, owner,
-                _RESULT_TAG_BASE + i), buffer))
-        else:
-            array = np.ascontiguousarray(arrays[i])
-            handles.append((lib.kina_mpi_post_send(
-                array.ctypes.data, array.nbytes, 0, _RESULT_TAG_BASE + i),
-                array))
-    for handle, buffer in handles:
-        if handle < 0 or lib.kina_mpi_wait(handle) != 0:
-            raise RuntimeError("gathering the results on rank 0 failed")
-    received = iter(buffer for _, buffer in handles)
+        started.append(lane.receive(np.empty(shape, dtype=dtype), owner,
+                                    _RESULT_TAG_BASE + i) if rank == 0
+                       else lane.send(arrays[i], 0, _RESULT_TAG_BASE + i))
+    lane.wait_all(started, "gathering the results on rank 0")
+    received = iter(buffer for _, buffer in started)
     return [arrays[i] if owner == 0 else next(received)
             for i, (owner, _, _) in enumerate(layouts)] if rank == 0 else []
+
+
+def _device_runner(backend, module):
+    """Runs a function placed on the mesh as this rank's device of its
+    group, on its blocks (Pipeline.run_on_device)."""
+    def run(name, args):
+        function = module.per_device[name]
+        results, status = module._library.run_device(
+            function.index, backend.device,
+            [np.ascontiguousarray(a) for a in args])
+        if status != 0:
+            raise RuntimeError("%s: %s (status %d)" % (
+                name, kina._kina.describe_status(status), status))
+        return results[0] if len(results) == 1 else tuple(results)
+    return run
 
 
 def main(argv=None):
@@ -154,13 +193,13 @@ def main(argv=None):
     return run_or_abort(backend, _run, args)
 
 
-def _sum_over_stages(backend, pipe, outcome, replica, rank):
+def _sum_over_stages(lane, pipe, outcome, replica, rank):
     """The gradients of the weights whose owner stage runs on this rank,
     each summed over the stages that read it in stage order (a shared
     weight's other stages send their sums to its owner's rank)."""
-    lib, S = backend.lib, pipe.schedule.stages
+    S = pipe.schedule.stages
     offset = replica * S
-    parts, handles = {}, []
+    parts, started = {}, []
 
     def tag(name, stage):  # only shared weights move
         return _SHARED_TAG_BASE + pipe.shared.index(name) * \
@@ -176,52 +215,68 @@ def _sum_over_stages(backend, pipe, outcome, replica, rank):
             if here == rank == owner:
                 parts.setdefault(name, []).append(outcome.stage_gradients[key])
             elif here == rank:  # to the owner
-                array = np.ascontiguousarray(outcome.stage_gradients[key])
-                handles.append((lib.kina_mpi_post_send(
-                    array.ctypes.data, array.nbytes, offset + owner,
-                    tag(name, stage)), array))
+                started.append(lane.send(outcome.stage_gradients[key],
+                                         offset + owner, tag(name, stage)))
             elif owner == rank:  # from another stage's rank
-                buffer = np.empty_like(
-                    outcome.stage_gradients[(pipe.owner(name).index, name)])
-                handles.append((lib.kina_mpi_post_receive(
-                    buffer.ctypes.data, buffer.nbytes, offset + here,
-                    tag(name, stage)), buffer))
-                parts.setdefault(name, []).append(buffer)
-    for handle, _ in handles:
-        if handle < 0 or lib.kina_mpi_wait(handle) != 0:
-            raise RuntimeError("summing a shared weight's gradients failed")
+                started.append(lane.receive(np.empty_like(
+                    outcome.stage_gradients[(pipe.owner(name).index, name)]),
+                    offset + here, tag(name, stage)))
+                parts.setdefault(name, []).append(started[-1][1])
+    lane.wait_all(started, "summing a shared weight's gradients")
     return {name: _pipelining.sum_in_order(g) for name, g in parts.items()}
 
 
-def _reduce_over_replicas(backend, pipe, gradients, replica, rank):
+def _reduce_over_replicas(lane, pipe, gradients, replica, rank):
     """Replica 0's rank `rank` gets its stages' gradients summed over the
     replicas in replica order (the simulator's order); the other replicas
     send theirs to it. Returns the sums there, {} elsewhere."""
-    lib, S = backend.lib, pipe.schedule.stages
+    S = pipe.schedule.stages
     names = sorted(gradients)
-    handles = []
+    started = []
     for i, name in enumerate(names):
         if replica > 0:
-            array = np.ascontiguousarray(gradients[name])
-            handles.append((lib.kina_mpi_post_send(
-                array.ctypes.data, array.nbytes, rank,
-                _REDUCE_TAG_BASE + i), array))
+            started.append(lane.send(gradients[name], rank,
+                                     _REDUCE_TAG_BASE + i))
             continue
         for d in range(1, pipe.replicas):
-            buffer = np.empty_like(gradients[name])
-            handles.append((lib.kina_mpi_post_receive(
-                buffer.ctypes.data, buffer.nbytes, d * S + rank,
-                _REDUCE_TAG_BASE + i), buffer))
-    for handle, _ in handles:
-        if handle < 0 or lib.kina_mpi_wait(handle) != 0:
-            raise RuntimeError("summing the replicas' gradients failed")
+            started.append(lane.receive(np.empty_like(gradients[name]),
+                                        d * S + rank, _REDUCE_TAG_BASE + i))
+    lane.wait_all(started, "summing the replicas' gradients")
     if replica > 0:
         return {}
-    received = iter(buffer for _, buffer in handles)
+    received = iter(buffer for _, buffer in started)
     return {name: _pipelining.sum_in_order(
         [gradients[name]] + [next(received)
                              for _ in range(1, pipe.replicas)])
         for name in names}
+
+
+def _assemble_lanes(backend, pipe, lane, gradients):
+    """World rank 0 gets each weight's gradient whole: the blocks the
+    lanes' rank 0 hold (world ranks 0 .. T-1), assembled by the owner
+    stage's placement. Returns them there, {} elsewhere."""
+    T = pipe.tensor
+    if T == 1:
+        return gradients
+    started = []
+    for i, w in enumerate(pipe.weights):
+        if lane.lane > 0:
+            started.append((backend.lib.kina_mpi_post_send(
+                gradients[w].ctypes.data, gradients[w].nbytes, 0,
+                _RESULT_TAG_BASE + i), gradients[w]))
+            continue
+        for t in range(1, T):
+            buffer = np.empty_like(gradients[w])
+            started.append((backend.lib.kina_mpi_post_receive(
+                buffer.ctypes.data, buffer.nbytes, t, _RESULT_TAG_BASE + i),
+                buffer))
+    lane.wait_all(started, "gathering the devices' gradient blocks")
+    if lane.lane > 0:
+        return {}
+    received = iter(buffer for _, buffer in started)
+    return {w: pipe.placement(w).assemble(
+        [gradients[w]] + [next(received) for _ in range(1, T)])
+        for w in pipe.weights}
 
 
 def _run(args, backend):
@@ -233,23 +288,31 @@ def _run(args, backend):
         shared=[w for w in args.shared.split(",") if w],
         schedule=args.schedule, microbatches=args.microbatches,
         chunks=args.chunks, filename=args.program, replicas=args.replicas)
-    s, R = pipe.schedule, pipe.replicas
-    if pipe.placed:
-        raise ValueError("stages placed on the mesh (%s: pipeline x tensor "
-                         "parallel) run on the simulator's threads "
-                         "(kina.pipelining.Pipeline.step); these ranks run "
-                         "host stages" % ", ".join(pipe.placed))
-    if backend.size != s.stages * R:
+    s, R, T = pipe.schedule, pipe.replicas, pipe.tensor
+    if backend.size != s.stages * R * T:
+        groups = [("stages", s.stages)] + \
+            ([("replicas", R)] if R > 1 else []) + \
+            ([("devices a stage on the mesh", T)] if pipe.placed else [])
         raise ValueError("the %s schedule has %d ranks%s, but mpirun started "
-                         "%d" % (s.kind, s.stages * R,
-                                 " (%d stages x %d replicas)" % (s.stages, R)
-                                 if R > 1 else "", backend.size))
-    replica, rank = divmod(backend.rank, s.stages)
+                         "%d" % (s.kind, s.stages * R * T,
+                                 " (%s)" % " x ".join("%d %s" % (n, what)
+                                                      for what, n in groups)
+                                 if len(groups) > 1 else "", backend.size))
+    if pipe.placed and backend.lib.kina_mpi_split_mesh(T) != 0:
+        raise RuntimeError("could not split the ranks into groups of %d" % T)
+    p, t = divmod(backend.rank, T)
+    replica, rank = divmod(p, s.stages)
+    lane = _Lane(backend.lib, T, t)
     with np.load(args.inputs) as data:
         arrays = {name: data[name] for name in data.files}
     pipe.check_weights(arrays, ranks={rank})
     batch = pipe.split_batch(arrays)[replica]
-    transfers = _MpiTransfers(backend, pipe, replica * s.stages)
+    if pipe.placed:  # this device's blocks
+        arrays = {name: pipe.block(name, a, t) for name, a in arrays.items()}
+        batch = {name: [pipe.block(name, a, t) for a in parts]
+                 for name, parts in batch.items()}
+        pipe.run_on_device = _device_runner(backend, pipe.module)
+    transfers = _MpiTransfers(lane, pipe, replica * s.stages)
     seconds = []
     for round in range(args.warmup + args.repeat):
         if round == args.warmup:
@@ -259,45 +322,47 @@ def _run(args, backend):
         start = time.perf_counter()
         pipe.run_rank(rank, arrays, batch, transfers, outcome, start)
         sums = _reduce_over_replicas(
-            backend, pipe, _sum_over_stages(backend, pipe, outcome, replica,
-                                            rank), replica, rank)
+            lane, pipe, _sum_over_stages(lane, pipe, outcome, replica,
+                                         rank), replica, rank)
         seconds.append(time.perf_counter() - start)
     seconds = seconds[args.warmup:]
     M = s.microbatches * R
     gradients = {w: _pipelining.mean_gradient(g, M) for w, g in sums.items()}
     trace = outcome.clock()
 
-    # Rank 0 gathers every rank's share: each replica's losses (its last
-    # stage's rank), each gradient (its stage's rank in replica 0), the
-    # ranks' traces in replica 0.
+    # Each lane's rank 0 gathers its lane's share: each replica's losses
+    # (its last stage's rank), each gradient (its stage's rank in replica
+    # 0), the ranks' traces in replica 0; world rank 0 then assembles the
+    # lanes' gradient blocks.
     last = (s.stages * s.chunks - 1) % s.stages
-    weights = [(w, pipe.owner(w).index % s.stages,
-                next(p for p in pipe.owner(w).params if p.name == w))
+    weights = [(w, pipe.owner(w).index % s.stages, pipe.block_shape(w),
+                _pipelining.gradient_dtype(next(
+                    q for q in pipe.owner(w).params if q.name == w)))
                for w in pipe.weights]
     layouts = [(d * s.stages + last, (s.microbatches,), np.float64)
                for d in range(R)]
-    layouts += [(owner, tuple(p.shape), _pipelining.gradient_dtype(p))
-                for _, owner, p in weights]
+    layouts += [(owner, shape, dtype) for _, owner, shape, dtype in weights]
     layouts += [(r, (len(s.ranks[r]), 2), np.float64) for r in range(s.stages)]
-    mine = [np.array(outcome.losses if backend.rank == d * s.stages + last
+    mine = [np.array(outcome.losses if p == d * s.stages + last
                      else [0.0] * s.microbatches, dtype=np.float64)
             for d in range(R)]
-    mine += [gradients.get(w, np.zeros(p.shape,
-                                       _pipelining.gradient_dtype(p)))
-             for w, _, p in weights]
+    mine += [gradients.get(w, np.zeros(shape, dtype))
+             for w, _, shape, dtype in weights]
     mine += [np.array([(a, b) for _, a, b in trace.ranks[r]]
-                      if r == backend.rank else np.zeros((len(s.ranks[r]), 2)),
+                      if r == p else np.zeros((len(s.ranks[r]), 2)),
                       dtype=np.float64) for r in range(s.stages)]
     moved = backend.allgather(np.int64(
         backend.lib.kina_mpi_bytes_moved())).sum() // args.repeat
-    gathered = _to_rank_zero(backend, backend.rank, mine, layouts)
+    gathered = _to_rank_zero(lane, p, mine, layouts)
+    whole = _assemble_lanes(backend, pipe, lane, dict(zip(
+        pipe.weights, gathered[R:R + len(weights)]))) if p == 0 else {}
     if backend.rank == 0:
         losses = np.concatenate(gathered[:R])
         out = {"loss": _pipelining.mean_loss(losses),
                "losses": losses, "bytes_moved": np.int64(moved),
                "seconds": np.float64(np.median(seconds))}
-        for (w, _, _), g in zip(weights, gathered[R:R + len(weights)]):
-            out["grad_" + w] = g
+        for w in pipe.weights:
+            out["grad_" + w] = whole[w]
         for r, t in enumerate(gathered[R + len(weights):]):
             out["trace_%d" % r] = t
         with atomic_writer(args.output) as f:

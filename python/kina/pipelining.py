@@ -350,6 +350,9 @@ class Pipeline:
         # has: the mesh's, when stages are placed on it.
         self.placed = [stage.name for stage in placed]
         self.tensor = self.module.mesh.num_devices if placed else 1
+        # Set by kina.mpi_pipeline: runs a function placed on the mesh as
+        # this rank's one device of its group, on its blocks.
+        self.run_on_device = None
         self._programs = s.programs()
         cycle = s.deadlock()
         if cycle:
@@ -548,6 +551,10 @@ class Pipeline:
         stage's first parameter)."""
         (phase, _, chunk), source, _ = message
         stage = self._stages[chunk * self.schedule.stages + source]
+        if stage.placed:  # one device's block
+            function = self.module.per_device[stage.name]
+            placed = function.result if phase == "F" else function.params[0]
+            return np.empty(placed.local_shape, dtype=placed.dtype)
         param = stage.result if phase == "F" else stage.params[0]
         return np.empty(param.shape, dtype=_NUMPY_DTYPES[param.dtype])
 
@@ -716,6 +723,8 @@ class Pipeline:
         sent)."""
         if name not in self.module.per_device:
             return getattr(self.module, name)(*args), 0
+        if self.run_on_device is not None:
+            return self.run_on_device(name, args), 0  # MPI counts its bytes
         run = self.module.simulate(name, *args, report=False,
                                    timeout=self.timeout)
         return run.value, run.bytes_moved
@@ -741,6 +750,30 @@ class Pipeline:
         (phase, _, chunk), source, _ = message
         stage = self._stages[chunk * self.schedule.stages + source]
         return self.group_bytes(stage.name, "result" if phase == "F" else 0)
+
+    def placement(self, name):
+        """How the first placed stage taking parameter `name` places it (a
+        kina.devices.Placed), or None when no placed stage takes it."""
+        for stage in self._stages:
+            if stage.placed and name in stage.types:
+                function = self.module.per_device[stage.name]
+                return next(p for p in function.params if p.name == name)
+        return None
+
+    def block(self, name, array, device):
+        """Device `device`'s block of parameter `name`'s global `array`
+        (the array itself for a host stage's parameter)."""
+        placed = self.placement(name)
+        return array if placed is None else \
+            np.ascontiguousarray(placed.distribute(array)[device])
+
+    def block_shape(self, weight):
+        """The shape of one device's block of `weight` (its gradient's)."""
+        placed = self.placement(weight)
+        if placed is not None:
+            return placed.local_shape
+        return tuple(next(p for p in self.owner(weight).params
+                          if p.name == weight).shape)
 
     def weight_bytes(self, weight):
         """The bytes of `weight`'s gradient over its owner's devices."""

@@ -163,7 +163,29 @@ def test_keeping_forward_values_on_the_mesh_is_refused():
 
 
 @needs_mpi
-def test_mpi_ranks_refuse_stages_on_the_mesh(tmp_path):
+@pytest.mark.parametrize("kind", ["1f1b", "zb-h1"])
+def test_mpi_ranks_in_groups_give_the_simulators_bits(pipes, kind, tmp_path):
+    # 4 ranks: each stage's group of 2 splits its collectives off the
+    # world; each device sends its block to its counterpart.
+    program = tmp_path / "mlp_tp.kina"
+    program.write_text(SOURCE)
+    weights, batch = data(3)
+    simulated = pipes[kind].step(weights, batch)
+    np.savez(tmp_path / "in.npz", **weights, **batch)
+    done = run_ranks(tmp_path, 2 * TENSOR, program, tmp_path / "in.npz",
+                     "--stages", ",".join(STAGES), "--batch", "x,y",
+                     "--schedule", kind, "--microbatches", str(MICROBATCHES))
+    assert done.returncode == 0, done.stderr
+    with np.load(tmp_path / "out.npz") as out:
+        assert float(out["loss"]) == simulated.loss
+        for name, value in simulated.gradients.items():
+            np.testing.assert_array_equal(out["grad_" + name], value,
+                                          err_msg=name)
+        assert int(out["bytes_moved"]) == simulated.bytes_moved
+
+
+@needs_mpi
+def test_mpi_ranks_must_fill_every_group(tmp_path):
     program = tmp_path / "mlp_tp.kina"
     program.write_text(SOURCE)
     weights, batch = data()
@@ -172,5 +194,5 @@ def test_mpi_ranks_refuse_stages_on_the_mesh(tmp_path):
                      ",".join(STAGES), "--batch", "x,y", "--microbatches",
                      str(MICROBATCHES))
     assert done.returncode != 0
-    assert "stages placed on the mesh (mlp0, mlp1_loss: pipeline x tensor " \
-        "parallel) run on the simulator's threads" in done.stderr
+    assert "the 1f1b schedule has 4 ranks (2 stages x 2 devices a stage on " \
+        "the mesh), but mpirun started 2" in done.stderr
