@@ -13,7 +13,10 @@ one compile serves all). Each transfer is an MPI_Issend, complete only
 once its receive is matched: no schedule here relies on MPI buffering.
 With --replicas D, mpirun starts S x D ranks: D copies of the pipeline
 (world rank d S + s is stage rank s of copy d), each on its D-th of the
-batch, whose gradients are summed on copy 0 in copy order.
+batch, whose gradients are summed on copy 0 in copy order. With stages
+placed on a mesh of T devices (pipeline x tensor parallel), mpirun starts
+S x D x T ranks: world rank (d S + s) T + t is device t of that stage
+rank, its collectives within its group of T.
 OUTPUT.npz (rank 0) holds `loss`, `losses` (per microbatch, copy by
 copy), `grad_<w>` for each weight, `bytes_moved` (summed over ranks),
 `seconds` (the median of the --repeat steps after --warmup ones), and
