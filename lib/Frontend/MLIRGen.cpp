@@ -98,6 +98,7 @@ private:
               SmallVectorImpl<NamedAttribute> &attrs);
   Value genCall(const Expr &expr);
   std::optional<SmallVector<Value>> genCallResults(const Expr &expr);
+  std::string exportedOnlyNote(StringRef name);
   void genReturn(const Statement &stmt, FunctionInfo &info);
   void bind(const std::string &name, SourceLoc where, Value value);
   Value createOp(const SurfaceOp &op, SourceLoc where, ValueRange operands,
@@ -484,6 +485,13 @@ void MLIRGen::declareReverseMode(const Function &fn) {
     if (!llvm::all_of(type.getInputs(), onHost) || !onHost(result)) {
       error(fn.loc) << "split=true differentiates functions on the host; '"
                     << decl.of << "' is placed on a mesh";
+      return;
+    }
+    if (decl.reshardAfterForward) {
+      error(fn.loc) << "reshard_after_forward=true chooses how a mesh "
+                       "function's split weights are gathered for its "
+                       "backward; with split=true '"
+                    << decl.of << "' is on the host, where it means nothing";
       return;
     }
     if (!fn.resultTypes.empty()) {
@@ -1071,13 +1079,34 @@ Value MLIRGen::genCall(const Expr &expr) {
   return results->front();
 }
 
+/// For a call of `G_forward` or `G_backward` where G is a split
+/// reverseMode: why the program cannot call it (empty otherwise).
+std::string MLIRGen::exportedOnlyNote(StringRef name) {
+  for (StringRef suffix : {"_forward", "_backward"}) {
+    if (!name.ends_with(suffix))
+      continue;
+    std::string gradient = name.drop_back(suffix.size()).str();
+    auto split = functions.find(gradient);
+    if (split != functions.end() && split->second.op &&
+        split->second.op->hasAttr(context.getLoadedDialect<KinaDialect>()
+                                      ->getSplitBackwardAttrHelper()
+                                      .getName()))
+      return (": '" + name + "' is exported by '" + gradient +
+              "''s reverseMode(..., split=true) for the host to call, not "
+              "defined inside the program")
+          .str();
+  }
+  return "";
+}
+
 /// The results of a call; nothing (after an error) when it is ill-formed.
 std::optional<SmallVector<Value>>
 MLIRGen::genCallResults(const Expr &expr) {
   auto it = functions.find(expr.name);
   if (it == functions.end()) {
     if (!brokenFunctions.contains(expr.name))
-      error(expr.loc) << "unknown function '" << expr.name << "'";
+      error(expr.loc) << "unknown function '" << expr.name << "'"
+                      << exportedOnlyNote(expr.name);
     return std::nullopt;
   }
   func::FuncOp callee = it->second.op;
