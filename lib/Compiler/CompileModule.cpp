@@ -41,7 +41,8 @@ private:
 } // namespace
 
 /// A split reverseMode `G` (`split=true`) is exported as G_forward and
-/// G_backward, whose types only differentiation gives: `declared` (the
+/// G_backward (with `inputs=[...]`: G_input and G_weight), whose types only
+/// differentiation gives: `declared` (the
 /// program's functions as written) takes them from `exported`.
 static void replaceSplitReverseModes(ModuleSignature &declared,
                                      const ModuleSignature &exported) {
@@ -54,13 +55,15 @@ static void replaceSplitReverseModes(ModuleSignature &declared,
   std::vector<FunctionSignature> functions;
   for (FunctionSignature &f : declared.functions) {
     const FunctionSignature *forward = find(f.name + "_forward");
-    const FunctionSignature *backward = find(f.name + "_backward");
-    if (!find(f.name) && forward && backward) {
-      functions.push_back(*forward);
-      functions.push_back(*backward);
+    if (find(f.name) || !forward) {
+      functions.push_back(std::move(f));
       continue;
     }
-    functions.push_back(std::move(f));
+    // G_forward, then G_backward or G_input and G_weight.
+    functions.push_back(*forward);
+    for (const char *suffix : {"_backward", "_input", "_weight"})
+      if (const FunctionSignature *part = find(f.name + suffix))
+        functions.push_back(*part);
   }
   declared.functions = std::move(functions);
 }

@@ -85,6 +85,16 @@ LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
                 "that result's kina tensor type)";
     return success();
   }
+  if (name == getSplitInputsAttrHelper().getName()) {
+    if (!isa<DenseI64ArrayAttr>(attr.getValue()) ||
+        !isa<FunctionOpInterface>(op) ||
+        !op->hasAttr(getSplitBackwardAttrHelper().getName()))
+      return op->emitError() << "'" << name.getValue()
+                             << "' is an i64 array on a function marked '"
+                             << getSplitBackwardAttrHelper().getName().getValue()
+                             << "'";
+    return success();
+  }
   if (name == getPerDeviceAttrHelper().getName()) {
     auto of = dyn_cast<StringAttr>(attr.getValue());
     if (!of || of.empty() || !isa<FunctionOpInterface>(op))

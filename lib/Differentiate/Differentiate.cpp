@@ -335,17 +335,114 @@ LogicalResult ReverseMode::run() {
   return success();
 }
 
+/// The ops of `region` (in order) that computing `roots` needs, directly
+/// or through each other.
+static DenseSet<Operation *> opsComputing(ArrayRef<Value> roots,
+                                          const DenseSet<Operation *> &region) {
+  DenseSet<Operation *> needed;
+  SmallVector<Operation *> work;
+  auto want = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (def && region.contains(def) && needed.insert(def).second)
+      work.push_back(def);
+  };
+  for (Value root : roots)
+    want(root);
+  while (!work.empty())
+    work.pop_back_val()->walk([&](Operation *nested) {
+      for (Value v : nested->getOperands())
+        want(v);
+    });
+  return needed;
+}
+
+namespace {
+/// Builds the functions a split reverseMode `G` becomes, from its body:
+/// the forward up to `forwardEnd`, then the backward.
+class SplitBuilder {
+public:
+  SplitBuilder(func::FuncOp g, Block::iterator forwardEnd, unsigned numParams)
+      : g(g), body(g.front()), forwardEnd(forwardEnd), numParams(numParams),
+        builder(g) {}
+
+  /// A function `name` whose arguments are `G`'s first `numParams`
+  /// arguments, then `values` (named by `names`), then G's seeds, and whose
+  /// body is the ops of the backward in `ops` (all of them if null),
+  /// returning `results`.
+  func::FuncOp build(StringRef name, ArrayRef<Value> values,
+                     function_ref<std::string(size_t)> names,
+                     const DenseSet<Operation *> *ops,
+                     ArrayRef<Value> results) {
+    StringRef nameAttr = KinaDialect::NameAttrHelper::getNameStr();
+    FunctionType type = g.getFunctionType();
+    SmallVector<Type> inputs(type.getInputs().take_front(numParams));
+    for (Value v : values)
+      inputs.push_back(v.getType());
+    auto seeds = type.getInputs().drop_front(numParams);
+    llvm::append_range(inputs, seeds);
+    SmallVector<Type> resultTypes;
+    for (Value v : results)
+      resultTypes.push_back(v.getType());
+    auto fn = func::FuncOp::create(builder, g.getLoc(), name,
+                                   builder.getFunctionType(inputs, resultTypes));
+    auto nameArg = [&](unsigned to, unsigned from) {
+      if (auto attr = g.getArgAttrOfType<StringAttr>(from, nameAttr))
+        fn.setArgAttr(to, nameAttr, attr);
+    };
+    for (unsigned i = 0; i < numParams; ++i)
+      nameArg(i, i);
+    for (size_t i = 0; i < values.size(); ++i)
+      fn.setArgAttr(numParams + i, nameAttr, builder.getStringAttr(names(i)));
+    for (unsigned i = 0; i < seeds.size(); ++i)
+      nameArg(numParams + values.size() + i, numParams + i);
+    Block *entry = fn.addEntryBlock();
+    IRMapping map;
+    for (unsigned i = 0; i < numParams; ++i)
+      map.map(body.getArgument(i), entry->getArgument(i));
+    for (auto [i, v] : llvm::enumerate(values))
+      map.map(v, entry->getArgument(numParams + i));
+    for (unsigned i = 0; i < seeds.size(); ++i)
+      map.map(body.getArgument(numParams + i),
+              entry->getArgument(numParams + values.size() + i));
+    OpBuilder inside = OpBuilder::atBlockEnd(entry);
+    for (Operation &o : llvm::make_range(forwardEnd, body.end()))
+      if (!isa<func::ReturnOp>(o) && (!ops || ops->contains(&o)))
+        inside.clone(o, map);
+    SmallVector<Value> returned;
+    for (Value v : results)
+      returned.push_back(map.lookupOrDefault(v));
+    func::ReturnOp::create(inside, g.getLoc(), returned);
+    return fn;
+  }
+
+private:
+  func::FuncOp g;
+  Block &body;
+  Block::iterator forwardEnd;
+  unsigned numParams;
+  OpBuilder builder;
+};
+} // namespace
+
 /// `G` (a split reverseMode, its body the forward up to `lastForward`,
-/// then the backward) as two functions: G_forward (F's parameters to F's
-/// result and every forward value the backward reads) and G_backward (F's
-/// parameters, those values and the seed, to the gradients). G is erased.
+/// then the backward) as G_forward (F's parameters to F's result and every
+/// forward value the backward reads) and G_backward (F's parameters, those
+/// values and the seed, to the gradients); with `kina.split_inputs`, the
+/// backward as G_input (to the gradients of those wrt positions, and what
+/// the rest reads of its values) and G_weight (the same arguments and
+/// those values, to the other gradients). G is erased.
 static LogicalResult splitForwardAndBackward(func::FuncOp g,
                                              Operation *lastForward,
                                              unsigned numParams,
                                              SymbolTable &symbols) {
-  std::string forwardName = (g.getName() + "_forward").str();
-  std::string backwardName = (g.getName() + "_backward").str();
-  for (const std::string &name : {forwardName, backwardName})
+  auto inputsAttr = g->getAttrOfType<DenseI64ArrayAttr>(
+      KinaDialect::SplitInputsAttrHelper::getNameStr());
+  SmallVector<std::string> names = {(g.getName() + "_forward").str()};
+  for (const char *suffix : inputsAttr ? std::vector<const char *>{"_input",
+                                                                   "_weight"}
+                                       : std::vector<const char *>{"_backward"})
+    names.push_back((g.getName() + suffix).str());
+  for (const std::string &name : names)
     if (symbols.lookup(name))
       return g.emitError("split=true defines '")
              << name << "', a name already taken";
@@ -353,55 +450,54 @@ static LogicalResult splitForwardAndBackward(func::FuncOp g,
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   auto forwardEnd =
       lastForward ? std::next(lastForward->getIterator()) : body.begin();
-  DenseSet<Operation *> forwardOps;
+  DenseSet<Operation *> forwardOps, backwardOps;
   for (Operation &o : llvm::make_range(body.begin(), forwardEnd))
     forwardOps.insert(&o);
+  for (Operation &o : llvm::make_range(forwardEnd, body.end()))
+    if (&o != returnOp.getOperation())
+      backwardOps.insert(&o);
   // What the backward (and the gradients returned) read of the forward.
   llvm::SetVector<Value> saved;
   auto save = [&](Value v) {
     if (Operation *def = v.getDefiningOp(); def && forwardOps.contains(def))
       saved.insert(v);
   };
-  for (Operation &o : llvm::make_range(forwardEnd, body.end())) {
-    if (&o == returnOp.getOperation()) {
-      for (Value v : returnOp.getOperands().drop_front())
-        save(v);
-      continue;
-    }
-    o.walk([&](Operation *nested) {
+  for (Value v : returnOp.getOperands().drop_front())
+    save(v);
+  for (Operation *o : backwardOps)
+    o->walk([&](Operation *nested) {
       for (Value v : nested->getOperands())
         save(v);
     });
-  }
+  // In body order, so that the saved values' order does not depend on a
+  // set's iteration.
+  SmallVector<Value> savedInOrder(saved.begin(), saved.end());
+  llvm::sort(savedInOrder, [](Value a, Value b) {
+    return a.getDefiningOp()->isBeforeInBlock(b.getDefiningOp());
+  });
   Value value = returnOp.getOperand(0);
   if (Operation *def = value.getDefiningOp(); def && !forwardOps.contains(def))
     return g.emitError("internal error: the value of a split reverseMode is "
                        "computed after its forward");
 
-  OpBuilder builder(g);
-  StringRef nameAttr = KinaDialect::NameAttrHelper::getNameStr();
-  FunctionType type = g.getFunctionType();
-  auto params = type.getInputs().take_front(numParams);
-  SmallVector<Type> savedTypes;
-  for (Value v : saved)
-    savedTypes.push_back(v.getType());
-  auto copyParamNames = [&](func::FuncOp fn) {
+  SplitBuilder split(g, forwardEnd, numParams);
+  auto numbered = [](const char *prefix) {
+    return [prefix](size_t i) { return prefix + std::to_string(i); };
+  };
+  SmallVector<func::FuncOp> made;
+  // G_forward: the forward ops, returning the value and the saved values.
+  {
+    OpBuilder builder(g);
+    SmallVector<Type> results = {value.getType()};
+    for (Value v : savedInOrder)
+      results.push_back(v.getType());
+    auto params = g.getFunctionType().getInputs().take_front(numParams);
+    auto forward = func::FuncOp::create(builder, g.getLoc(), names[0],
+                                        builder.getFunctionType(params, results));
+    StringRef nameAttr = KinaDialect::NameAttrHelper::getNameStr();
     for (unsigned i = 0; i < numParams; ++i)
       if (auto name = g.getArgAttrOfType<StringAttr>(i, nameAttr))
-        fn.setArgAttr(i, nameAttr, name);
-  };
-  auto savedName = [&](size_t i) {
-    return builder.getStringAttr("saved_" + std::to_string(i));
-  };
-
-  // G_forward: the forward ops, returning the value and the saved values.
-  SmallVector<Type> forwardResults = {value.getType()};
-  llvm::append_range(forwardResults, savedTypes);
-  auto forward =
-      func::FuncOp::create(builder, g.getLoc(), forwardName,
-                           builder.getFunctionType(params, forwardResults));
-  copyParamNames(forward);
-  {
+        forward.setArgAttr(i, nameAttr, name);
     Block *entry = forward.addEntryBlock();
     IRMapping map;
     for (unsigned i = 0; i < numParams; ++i)
@@ -409,50 +505,61 @@ static LogicalResult splitForwardAndBackward(func::FuncOp g,
     OpBuilder inside = OpBuilder::atBlockEnd(entry);
     for (Operation &o : llvm::make_range(body.begin(), forwardEnd))
       inside.clone(o, map);
-    SmallVector<Value> results = {map.lookupOrDefault(value)};
-    for (Value v : saved)
-      results.push_back(map.lookup(v));
-    func::ReturnOp::create(inside, g.getLoc(), results);
+    SmallVector<Value> returned = {map.lookupOrDefault(value)};
+    for (Value v : savedInOrder)
+      returned.push_back(map.lookup(v));
+    func::ReturnOp::create(inside, g.getLoc(), returned);
+    made.push_back(forward);
   }
-
-  // G_backward: F's parameters, the saved values, then the seed.
-  SmallVector<Type> backwardInputs(params);
-  llvm::append_range(backwardInputs, savedTypes);
-  auto seeds = type.getInputs().drop_front(numParams);
-  llvm::append_range(backwardInputs, seeds);
-  auto backward = func::FuncOp::create(
-      builder, g.getLoc(), backwardName,
-      builder.getFunctionType(backwardInputs, type.getResults().drop_front()));
-  copyParamNames(backward);
-  for (size_t i = 0; i < saved.size(); ++i)
-    backward.setArgAttr(numParams + i, nameAttr, savedName(i));
-  for (unsigned i = numParams; i < type.getNumInputs(); ++i)
-    if (auto name = g.getArgAttrOfType<StringAttr>(i, nameAttr))
-      backward.setArgAttr(numParams + saved.size() + (i - numParams), nameAttr,
-                          name);
-  {
-    Block *entry = backward.addEntryBlock();
-    IRMapping map;
-    for (unsigned i = 0; i < numParams; ++i)
-      map.map(body.getArgument(i), entry->getArgument(i));
-    for (auto [i, v] : llvm::enumerate(saved))
-      map.map(v, entry->getArgument(numParams + i));
-    for (unsigned i = numParams; i < type.getNumInputs(); ++i)
-      map.map(body.getArgument(i),
-              entry->getArgument(numParams + saved.size() + (i - numParams)));
-    OpBuilder inside = OpBuilder::atBlockEnd(entry);
+  SmallVector<Value> gradients(returnOp.getOperands().drop_front());
+  if (!inputsAttr) {
+    made.push_back(split.build(names[1], savedInOrder, numbered("saved_"),
+                               nullptr, gradients));
+  } else {
+    SmallVector<Value> inputGradients, weightGradients;
+    for (auto [i, gradient] : llvm::enumerate(gradients))
+      (llvm::is_contained(inputsAttr.asArrayRef(), int64_t(i))
+           ? inputGradients
+           : weightGradients)
+          .push_back(gradient);
+    DenseSet<Operation *> inputOps = opsComputing(inputGradients, backwardOps);
+    DenseSet<Operation *> weightOps =
+        opsComputing(weightGradients, backwardOps);
+    for (Operation *o : inputOps)
+      weightOps.erase(o);
+    // What G_weight reads of G_input's values, in body order.
+    llvm::SetVector<Value> handed;
+    auto hand = [&](Value v) {
+      if (Operation *def = v.getDefiningOp(); def && inputOps.contains(def))
+        handed.insert(v);
+    };
+    for (Value v : weightGradients)
+      hand(v);
     for (Operation &o : llvm::make_range(forwardEnd, body.end()))
-      inside.clone(o, map);
-    // The return was cloned with the value first: drop it.
-    auto cloned = cast<func::ReturnOp>(entry->getTerminator());
-    SmallVector<Value> gradients(cloned.getOperands().drop_front());
-    inside.setInsertionPoint(cloned);
-    func::ReturnOp::create(inside, cloned.getLoc(), gradients);
-    cloned.erase();
+      if (weightOps.contains(&o))
+        o.walk([&](Operation *nested) {
+          for (Value v : nested->getOperands())
+            hand(v);
+        });
+    SmallVector<Value> inputResults(inputGradients);
+    llvm::append_range(inputResults, handed);
+    // Both take the saved values; G_weight also what G_input handed on.
+    SmallVector<Value> weightArgs(savedInOrder);
+    llvm::append_range(weightArgs, handed);
+    size_t numSaved = savedInOrder.size();
+    made.push_back(split.build(names[1], savedInOrder, numbered("saved_"),
+                               &inputOps, inputResults));
+    made.push_back(split.build(
+        names[2], weightArgs,
+        [&](size_t i) {
+          return i < numSaved ? "saved_" + std::to_string(i)
+                              : "handed_" + std::to_string(i - numSaved);
+        },
+        &weightOps, weightGradients));
   }
   symbols.erase(g);
-  symbols.insert(forward);
-  symbols.insert(backward);
+  for (func::FuncOp fn : made)
+    symbols.insert(fn);
   return success();
 }
 

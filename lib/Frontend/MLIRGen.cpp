@@ -500,12 +500,20 @@ void MLIRGen::declareReverseMode(const Function &fn) {
           << fn.name << "_backward', whose types are not declared";
       return;
     }
-    for (const char *suffix : {"_forward", "_backward"})
+    for (const char *suffix : decl.inputs.empty()
+                                  ? std::vector<const char *>{"_forward",
+                                                              "_backward"}
+                                  : std::vector<const char *>{
+                                        "_forward", "_input", "_weight"})
       if (functions.count(fn.name + suffix)) {
         error(fn.loc) << "split=true defines '" << fn.name << suffix
                       << "', a name already taken";
         return;
       }
+  } else if (!decl.inputs.empty()) {
+    error(decl.inputsLoc) << "inputs=[...] splits the backward of a split "
+                             "reverseMode: it needs split=true";
+    return;
   }
   // As jax.grad, which needs an argument to differentiate: a gradient of
   // nothing would be the function itself under another name.
@@ -549,6 +557,33 @@ void MLIRGen::declareReverseMode(const Function &fn) {
     positions.push_back(*position);
     results.push_back(param);
   }
+  // inputs=[...]: their positions in wrt, and at least one gradient left
+  // for G_weight.
+  SmallVector<int64_t> inputPositions;
+  for (const auto &[name, where] : decl.inputs) {
+    auto inWrt = llvm::find_if(decl.wrt,
+                               [&](const auto &w) { return w.first == name; });
+    if (inWrt == decl.wrt.end()) {
+      error(where) << "'" << name << "' is in inputs but not in wrt";
+      ok = false;
+      continue;
+    }
+    int64_t index = inWrt - decl.wrt.begin();
+    if (llvm::is_contained(inputPositions, index)) {
+      error(where) << "'" << name << "' is named twice in inputs";
+      ok = false;
+      continue;
+    }
+    inputPositions.push_back(index);
+  }
+  if (ok && !decl.inputs.empty() && inputPositions.size() == decl.wrt.size()) {
+    error(decl.inputsLoc) << "inputs=[...] names every wrt parameter, which "
+                             "leaves '"
+                          << fn.name
+                          << "_weight' nothing to compute: split=true alone "
+                             "defines one backward";
+    ok = false;
+  }
   if (!ok || !declareGradientPlacements(fn, results))
     return;
   SmallVector<Type> inputs(type.getInputs());
@@ -568,6 +603,9 @@ void MLIRGen::declareReverseMode(const Function &fn) {
                                                         builder.getUnitAttr());
   if (decl.split)
     dialect->getSplitBackwardAttrHelper().setAttr(op, builder.getUnitAttr());
+  if (!inputPositions.empty())
+    dialect->getSplitInputsAttrHelper().setAttr(
+        op, builder.getDenseI64ArrayAttr(inputPositions));
   wrtPositions[fn.name] = positions;
   it->second = FunctionInfo{&fn, op};
   callGraph[fn.name].push_back({decl.of, decl.ofLoc});
@@ -1082,7 +1120,7 @@ Value MLIRGen::genCall(const Expr &expr) {
 /// For a call of `G_forward` or `G_backward` where G is a split
 /// reverseMode: why the program cannot call it (empty otherwise).
 std::string MLIRGen::exportedOnlyNote(StringRef name) {
-  for (StringRef suffix : {"_forward", "_backward"}) {
+  for (StringRef suffix : {"_forward", "_backward", "_input", "_weight"}) {
     if (!name.ends_with(suffix))
       continue;
     std::string gradient = name.drop_back(suffix.size()).str();

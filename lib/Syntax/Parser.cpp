@@ -94,6 +94,8 @@ private:
   bool parseInteger(int64_t &value);
   bool parseResultTypes(Function &fn);
   bool parseReverseMode(Function &fn);
+  bool parseNameList(std::vector<std::pair<std::string, SourceLoc>> &names,
+                     SourceLoc &open, const char *what);
   bool parseStatement(Function &fn);
   bool parseMoreNames(Statement &stmt);
   ExprPtr parseExpr();
@@ -557,9 +559,27 @@ bool Parser::parseResultTypes(Function &fn) {
   return true;
 }
 
+/// `[p, ...]`: a list of parameter names, `open` set to its '['.
+bool Parser::parseNameList(std::vector<std::pair<std::string, SourceLoc>> &names,
+                           SourceLoc &open, const char *what) {
+  open = tok().loc;
+  if (!expect(TokenKind::LBracket,
+              std::string("'[' to start the ") + what + " list"))
+    return false;
+  if (!tok().is(TokenKind::RBracket)) {
+    do {
+      if (!tok().is(TokenKind::Identifier))
+        return expected("a parameter name");
+      names.push_back({tok().text, tok().loc});
+      consume();
+    } while (consumeIf(TokenKind::Comma));
+  }
+  return expectClose(TokenKind::RBracket, "]", open);
+}
+
 /// `reverseMode(F, wrt=[p, ...])` after `fn G =`, optionally with
-/// `, reshard_after_forward=true|false` and `, split=true|false` after the
-/// list.
+/// `, reshard_after_forward=true|false`, `, split=true|false` and
+/// `, inputs=[p, ...]` after the list, each once.
 bool Parser::parseReverseMode(Function &fn) {
   if (!tok().isIdentifier(kReverseModeWord))
     return expected("'reverseMode(F, wrt=[...])' after 'fn " + fn.name +
@@ -579,34 +599,22 @@ bool Parser::parseReverseMode(Function &fn) {
   if (!tok().isIdentifier("wrt"))
     return expected("'wrt=[...]'");
   consume();
-  SourceLoc listOpen;
-  if (!expect(TokenKind::Equal, "'=' after wrt"))
+  if (!expect(TokenKind::Equal, "'=' after wrt") ||
+      !parseNameList(decl.wrt, decl.wrtLoc, "wrt"))
     return false;
-  listOpen = decl.wrtLoc = tok().loc;
-  if (!expect(TokenKind::LBracket, "'[' to start the wrt list"))
-    return false;
-  if (!tok().is(TokenKind::RBracket)) {
-    do {
-      if (!tok().is(TokenKind::Identifier))
-        return expected("a parameter name");
-      decl.wrt.push_back({tok().text, tok().loc});
-      consume();
-    } while (consumeIf(TokenKind::Comma));
-  }
-  if (!expectClose(TokenKind::RBracket, "]", listOpen))
-    return false;
-  // Options, each once: `name=true|false`.
-  bool seen[2] = {false, false};
+  // Options, each once: `name=true|false`, or `inputs=[...]`.
+  const char *words[3] = {kReshardAfterForwardWord, kSplitWord, kInputsWord};
+  bool *flags[2] = {&decl.reshardAfterForward, &decl.split};
+  bool seen[3] = {false, false, false};
   while (consumeIf(TokenKind::Comma)) {
-    const char *words[2] = {kReshardAfterForwardWord, kSplitWord};
-    bool *flags[2] = {&decl.reshardAfterForward, &decl.split};
-    int which = tok().isIdentifier(words[0])   ? 0
-                : tok().isIdentifier(words[1]) ? 1
-                                               : -1;
+    int which = -1;
+    for (int i = 0; i < 3; ++i)
+      if (tok().isIdentifier(words[i]))
+        which = i;
     if (which < 0 || !peekTok().is(TokenKind::Equal))
       return expected(std::string("'") + kReshardAfterForwardWord +
-                      "=true', '" + kSplitWord +
-                      "=true' or ')' after the wrt list (reverseMode's "
+                      "=true', '" + kSplitWord + "=true', '" + kInputsWord +
+                      "=[...]' or ')' after the wrt list (reverseMode's "
                       "options)");
     if (seen[which])
       return error(tok().loc,
@@ -614,6 +622,11 @@ bool Parser::parseReverseMode(Function &fn) {
     seen[which] = true;
     consume();
     consume();
+    if (which == 2) {
+      if (!parseNameList(decl.inputs, decl.inputsLoc, kInputsWord))
+        return false;
+      continue;
+    }
     if (!tok().isIdentifier("true") && !tok().isIdentifier("false"))
       return expected(std::string("true or false after ") + words[which] + "=");
     *flags[which] = tok().text == "true";

@@ -18,9 +18,12 @@ given whole to every stage that takes them, and get no gradient (a causal
 mask); every other parameter is a weight of its stage (named once in the
 whole pipeline). `step` takes the weights and constants in one mapping.
 The backward of each stage
-is the language's reverseMode of it, added to the program by this module
-(its forward recomputed inside it: the schedule's model counts it), and
-the step's gradient of each weight is the sum over microbatches, in
+is the language's reverseMode of it, added to the program by this module:
+split (`split=true`) so that an F keeps what its backward reads, and for
+a schedule that runs B and W apart split again (`inputs=[...]`), B
+handing W what it reads; or, with `recompute=True`, recomputing the
+forward inside each backward (the schedule's model counts it). The
+step's gradient of each weight is the sum over microbatches, in
 microbatch order, times 1/M: the mean loss's gradient.
 
 Each rank runs the program `kina.pipeline` lowers its schedule to (post
@@ -130,18 +133,26 @@ class _Stage:
 
 
 def _gradient_source(stage, split, keep):
-    """The reverseMode definitions of a stage's backward (`keep`: split
+    """The reverseMode definitions of a stage's backward. `keep`: split
     into its forward, which returns what the backward reads, and its
-    backward, which takes that) and, for a schedule that runs them apart
-    (`split`), its input gradient and its weight gradient (those it has)."""
+    backward, which takes that; for a schedule that runs B and W apart
+    (`split`) with both an input and weights, the backward split again
+    into the input gradient and the weight gradient. Without `keep`, one
+    recomputing backward, and for `split` an input gradient and a weight
+    gradient each recomputing the forward."""
     lines = []
     def define(name, wrt, option=""):
         lines.append("fn %s = reverseMode(%s, wrt=[%s]%s)" % (
             name % stage.index, stage.name, ", ".join(wrt), option))
     inputs = [stage.activation] if stage.activation else []
-    if stage.weights or inputs:
-        define(_BACKWARD, stage.weights + inputs,
-               ", split=true" if keep else "")
+    if not stage.weights and not inputs:
+        return ""
+    if keep:
+        define(_BACKWARD, stage.weights + inputs, ", split=true" + (
+            ", inputs=[%s]" % inputs[0]
+            if split and inputs and stage.weights else ""))
+        return "\n".join(lines)
+    define(_BACKWARD, stage.weights + inputs)
     if split and inputs:
         define(_INPUT_GRADIENT, inputs)
     if split and stage.weights:
@@ -317,11 +328,6 @@ class Pipeline:
                                 "%r" % (", ".join(OPTIMIZERS), optimizer))
         self.optimizer = optimizer
         self._stages = self._find_stages(source, filename, stages)
-        if recompute is False and self._splits_backward():
-            raise PipelineError(
-                "recompute=False keeps each forward's values for a whole "
-                "backward (BW); the %s schedule's B and W recompute it" %
-                s.kind)
         placed = [stage for stage in self._stages if stage.placed]
         if recompute is False and placed:
             raise PipelineError(
@@ -330,10 +336,8 @@ class Pipeline:
                 "stage %d (%s) is placed on the mesh" % (placed[0].index,
                                                          placed[0].name))
         # Keep what each backward reads from its forward, unless asked to
-        # recompute it (or the schedule splits the backward, or a stage
-        # runs on the mesh).
-        self.keeps = not recompute and not self._splits_backward() and \
-            not placed
+        # recompute it (or a stage runs on the mesh).
+        self.keeps = not recompute and not placed
         added = [_gradient_source(stage, split=self._splits_backward(),
                                   keep=self.keeps)
                  for stage in self._stages]
@@ -494,17 +498,13 @@ class Pipeline:
                     phase, mb, chunk = compute
                     stage = self._stages[chunk * s.stages + rank]
                     label = s.label(_pipeline.Action(*compute))
-                    if (phase == "B" and not stage.activation) or \
-                            (phase == "W" and not stage.weights):
+                    function = self._function(stage, phase)
+                    if function is None:
                         lines.append("  %s: nothing to compute (stage %d "
                                      "has no %s)" % (label, stage.index,
                                                      "input" if phase == "B"
                                                      else "weights"))
                         continue
-                    function = {"F": self._forward_function(stage),
-                                "BW": self._backward_function(stage),
-                                "B": _INPUT_GRADIENT % stage.index,
-                                "W": _WEIGHT_GRADIENT % stage.index}[phase]
                     lines.append("  %s: call @%s on microbatch %d%s" % (
                         label, function, mb, " (on the mesh's %d devices)" %
                         self.tensor if function in self.module.per_device
@@ -782,72 +782,82 @@ class Pipeline:
                      if p.name == weight)
         return self.group_bytes(stage.name, index)
 
-    def _forward_function(self, stage):
-        """What an F calls: the stage, or its split backward's forward
-        (which also returns what the backward reads)."""
-        if self.keeps and (stage.weights or stage.activation):
-            return _BACKWARD % stage.index + "_forward"
-        return stage.name
-
-    def _backward_function(self, stage):
-        """What a BW calls."""
-        return _BACKWARD % stage.index + ("_backward" if self.keeps else "")
+    def _function(self, stage, phase):
+        """What an action of `phase` calls for `stage` (None: a B of a
+        stage without an input, or a W of one without weights: nothing).
+        F: the stage, or its split backward's forward (which also returns
+        what the backward reads); BW: the backward; B and W: the split
+        backward's input and weight parts (its one backward when the
+        stage has only one of the two), or the recomputing ones."""
+        has_input, has_weights = bool(stage.activation), bool(stage.weights)
+        if (phase == "B" and not has_input) or \
+                (phase == "W" and not has_weights):
+            return None
+        base = _BACKWARD % stage.index
+        if phase == "F":
+            return base + "_forward" if self.keeps and \
+                (has_input or has_weights) else stage.name
+        if phase == "BW":
+            return base + ("_backward" if self.keeps else "")
+        if not self.keeps:
+            return (_INPUT_GRADIENT if phase == "B"
+                    else _WEIGHT_GRADIENT) % stage.index
+        if has_input and has_weights:
+            return base + ("_input" if phase == "B" else "_weight")
+        return base + "_backward"
 
     def _act(self, stage, phase, mb, received, weights, batch, kept,
              outcome):
         """Runs one action of `stage`; returns what it sends, if anything.
-        `kept`: each (stage, microbatch)'s input activation until its
-        backward, and a B's cotangent until its W."""
+        `kept`: each (stage, microbatch)'s input activation and the values
+        its forward kept, until its backward (or its W); and a B's
+        cotangent and what it hands on, until its W."""
         saved, cotangents = kept
         key = (stage.index, mb)
         rank = stage.index % self.schedule.stages
+        function = self._function(stage, phase)
 
-        def call(name, args):
-            out, moved = self.call(name, args)
+        def call(args):
+            out, moved = self.call(function, args)
             outcome.collective_bytes[rank] += moved
-            return out
+            return list(out) if isinstance(out, tuple) else [out]
 
         if phase == "F":
             x = received[0] if stage.activation else None
-            out = call(self._forward_function(stage),
-                       stage.arguments(weights, batch, mb, x))
-            kept_values = ()
-            if self._forward_function(stage) != stage.name:
-                out, *kept_values = out if isinstance(out, tuple) else (out,)
+            out, *kept_values = call(stage.arguments(weights, batch, mb, x))
+            if function == stage.name:  # nothing kept: recomputed later
+                kept_values = []
             saved[key] = (x, kept_values)
             if stage.last:
                 outcome.losses[mb] = float(out)
                 return None
             return out
         x, kept_values = saved[key]
-        args = stage.arguments(weights, batch, mb, x)
+        args = stage.arguments(weights, batch, mb, x) + kept_values
         if phase == "W":
-            dy = cotangents.pop(key)
+            dy, handed = cotangents.pop(key)
         else:
             dy = None if stage.last else received[0]
         seed = [] if stage.last else [dy]
+        # The recomputing backwards return the value first.
+        first = 0 if self.keeps else 1
         if phase == "BW":
             del saved[key]
-            grads = []
-            if stage.weights or stage.activation:
-                outs = call(self._backward_function(stage),
-                            [*args, *kept_values, *seed])
-                outs = list(outs if isinstance(outs, tuple) else (outs,))
-                # The recomputing backward returns the value first.
-                grads = outs if self.keeps else outs[1:]
+            grads = call(args + seed)[first:] if function else []
             sent = grads.pop() if stage.activation else None
             outcome.accumulate(stage, grads)
             return sent
         if phase == "B":
-            cotangents[key] = dy
-            if stage.activation:
-                return call(_INPUT_GRADIENT % stage.index,
-                            [*args, *seed])[1]
-            return None
+            if function is None:
+                cotangents[key] = (dy, [])
+                return None
+            dx, *handed = call(args + seed)[first:]
+            # A stage without weights hands nothing on.
+            cotangents[key] = (dy, handed if stage.weights else [])
+            return dx
         del saved[key]  # W
-        if stage.weights:
-            outcome.accumulate(stage, list(call(
-                _WEIGHT_GRADIENT % stage.index, [*args, *seed])[1:]))
+        if function is not None:
+            outcome.accumulate(stage, call(args + handed + seed)[first:])
         return None
 
 class _Outcome:

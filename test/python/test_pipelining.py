@@ -152,15 +152,20 @@ def test_programs_name_each_ranks_calls_and_transfers(steps):
     results, _ = steps
     text = results["zb-h1"][0].programs()
     rank1 = text.split("rank 1:")[1].split("rank 2:")[0]
-    assert "F0: call @layer1 on microbatch 0" in rank1
-    assert "B0: call @kina_pipeline_input_gradient_1 on microbatch 0" in rank1
-    assert "W0: call @kina_pipeline_weight_gradient_1 on microbatch 0" in rank1
+    # ZB-H1's B and W: the split backward split again (inputs=[...]).
+    assert "F0: call @kina_pipeline_backward_1_forward on microbatch 0" \
+        in rank1
+    assert "B0: call @kina_pipeline_backward_1_input on microbatch 0" in rank1
+    assert "W0: call @kina_pipeline_backward_1_weight on microbatch 0" \
+        in rank1
     assert "send F0's activation from rank 1 to rank 2" in rank1
     assert "wait for B0's cotangent from rank 2 to rank 1" in rank1
     # Stage 0 has no input to differentiate: its B's are named, not called.
     rank0 = text.split("rank 1:")[0]
     assert "B0: nothing to compute (stage 0 has no input)" in rank0
-    assert "kina_pipeline_input_gradient_0" not in text
+    assert "W0: call @kina_pipeline_backward_0_backward on microbatch 0" \
+        in rank0
+    assert "input_gradient" not in text and "_0_input" not in text
     # The interleaved schedule's rank 0 runs stages 0 and 2, each forward
     # returning what its backward reads (split=true): nothing recomputed.
     rank0 = results["interleaved"][0].programs().split("rank 1:")[0]
@@ -255,6 +260,20 @@ def test_kept_and_recomputed_forwards_give_the_same_bits(steps):
     assert flops(kept_pipe.module, "kina_pipeline_backward_1_backward") + \
         flops(kept_pipe.module, "layer1") == \
         flops(pipe.module, "kina_pipeline_backward_1")
+    # ZB-H1's B and W together are the one backward: nothing in both.
+    zb = results["zb-h1"][0].module
+    assert flops(zb, "kina_pipeline_backward_1_input") + \
+        flops(zb, "kina_pipeline_backward_1_weight") == \
+        flops(kept_pipe.module, "kina_pipeline_backward_1_backward")
+    # and recomputing them gives the same bits.
+    pipe = pipelining.Pipeline(source(ROWS, WIDTH), STAGES, ["x", "y"],
+                               schedule="zb-h1", microbatches=MICROBATCHES,
+                               recompute=True)
+    assert "B0: call @kina_pipeline_input_gradient_1 on" in pipe.programs()
+    recomputed = pipe.step(weights, batch)
+    assert recomputed.losses == kept.losses
+    for name, value in kept.gradients.items():
+        np.testing.assert_array_equal(recomputed.gradients[name], value)
 
 
 def pipeline_error(match, stages=STAGES, batch=("x", "y"), text=None,
@@ -300,9 +319,6 @@ def test_pipelines_that_cannot_run_are_refused_before_running():
                    batch=(), text=GATHERING)
     pipeline_error(r"divisible|multiple", schedule="interleaved",
                    microbatches=3)
-    pipeline_error(r"recompute=False keeps each forward's values for a "
-                   r"whole backward \(BW\); the zb-h1 schedule's B and W "
-                   r"recompute it", schedule="zb-h1", recompute=False)
     shared = source(ROWS, WIDTH).replace("w1", "w0")
     pipeline_error(r"weight 'w0' is a parameter of stages 0 and 1",
                    text=shared)

@@ -58,6 +58,13 @@ def Kina_Dialect : Dialect {
       backward reads of the forward, named `saved_0`, `saved_1`, ...) and
       `G_backward` (F's parameters, those saved values and the seed, to
       the gradients);
+    - `kina.split_inputs` (an i64 array, beside `kina.split_backward`):
+      the positions in `wrt` of the gradients computed first
+      (`inputs=[...]`): the backward is then `G_input` (F's parameters,
+      the saved values and the seed, to those gradients and the values
+      the rest reads of it, `handed_0`, ...) and `G_weight` (the same
+      inputs and the handed values, to the other gradients) instead of
+      `G_backward`;
     - `kina.auto_sharded` (unit, on a `func.func`): every value placed and
       every collective inserted by `--kina-auto-shard`'s plan; the
       propagation leaves the function as it is;
@@ -85,6 +92,7 @@ def Kina_Dialect : Dialect {
     "::mlir::UnitAttr":$weight,
     "::mlir::UnitAttr":$reshard_after_forward,
     "::mlir::UnitAttr":$split_backward,
+    "::mlir::DenseI64ArrayAttr":$split_inputs,
     "::mlir::UnitAttr":$auto_sharded
   );
   let extraClassDeclaration = [{

@@ -119,7 +119,7 @@ struct Param {
 };
 
 /// `fn G = reverseMode(F, wrt=[p, ...])`, optionally with
-/// `, reshard_after_forward=true` and `, split=true`.
+/// `, reshard_after_forward=true`, `, split=true` and `, inputs=[p, ...]`.
 struct ReverseModeDecl {
   std::string of; // F
   SourceLoc ofLoc;
@@ -131,12 +131,18 @@ struct ReverseModeDecl {
   /// Defines G_forward (F's result and what the backward reads of the
   /// forward) and G_backward (the gradients from those) instead of G.
   bool split = false;
+  /// With split: the backward itself in two, G_input (the gradients of
+  /// these wrt parameters first) and G_weight (the others), instead of
+  /// G_backward.
+  std::vector<std::pair<std::string, SourceLoc>> inputs;
+  SourceLoc inputsLoc; // the list's '['
 };
 
 /// The options of a reverseMode after its wrt list.
 inline constexpr const char *kReshardAfterForwardWord =
     "reshard_after_forward";
 inline constexpr const char *kSplitWord = "split";
+inline constexpr const char *kInputsWord = "inputs";
 
 /// The word that defines a function as another's reverse mode.
 inline constexpr const char *kReverseModeWord = "reverseMode";
