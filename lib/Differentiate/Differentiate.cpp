@@ -361,9 +361,12 @@ namespace {
 /// the forward up to `forwardEnd`, then the backward.
 class SplitBuilder {
 public:
-  SplitBuilder(func::FuncOp g, Block::iterator forwardEnd, unsigned numParams)
+  /// `recomputed`: forward ops each backward function computes again
+  /// where it reads them (RecomputedNotSaved, from the parameters).
+  SplitBuilder(func::FuncOp g, Block::iterator forwardEnd, unsigned numParams,
+               const DenseSet<Operation *> &recomputed)
       : g(g), body(g.front()), forwardEnd(forwardEnd), numParams(numParams),
-        builder(g) {}
+        recomputed(recomputed), builder(g) {}
 
   /// A function `name` whose arguments are `G`'s first `numParams`
   /// arguments, then `values` (named by `names`), then G's seeds, and whose
@@ -405,6 +408,17 @@ public:
       map.map(body.getArgument(numParams + i),
               entry->getArgument(numParams + values.size() + i));
     OpBuilder inside = OpBuilder::atBlockEnd(entry);
+    // First the recomputed forward values its ops (or results) read.
+    SmallVector<Value> reads(results);
+    for (Operation &o : llvm::make_range(forwardEnd, body.end()))
+      if (!isa<func::ReturnOp>(o) && (!ops || ops->contains(&o)))
+        o.walk([&](Operation *nested) {
+          llvm::append_range(reads, nested->getOperands());
+        });
+    DenseSet<Operation *> again = opsComputing(reads, recomputed);
+    for (Operation &o : llvm::make_range(body.begin(), forwardEnd))
+      if (again.contains(&o))
+        inside.clone(o, map);
     for (Operation &o : llvm::make_range(forwardEnd, body.end()))
       if (!isa<func::ReturnOp>(o) && (!ops || ops->contains(&o)))
         inside.clone(o, map);
@@ -420,6 +434,7 @@ private:
   Block &body;
   Block::iterator forwardEnd;
   unsigned numParams;
+  const DenseSet<Operation *> &recomputed;
   OpBuilder builder;
 };
 } // namespace
@@ -450,16 +465,28 @@ static LogicalResult splitForwardAndBackward(func::FuncOp g,
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   auto forwardEnd =
       lastForward ? std::next(lastForward->getIterator()) : body.begin();
-  DenseSet<Operation *> forwardOps, backwardOps;
-  for (Operation &o : llvm::make_range(body.begin(), forwardEnd))
+  DenseSet<Operation *> forwardOps, backwardOps, recomputed;
+  for (Operation &o : llvm::make_range(body.begin(), forwardEnd)) {
     forwardOps.insert(&o);
+    // From the parameters (and constants) alone, through ops that only
+    // repeat or move elements: cheaper to make again than to keep.
+    auto fromParams = [&](Value v) {
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        return arg.getArgNumber() < numParams;
+      return recomputed.contains(v.getDefiningOp());
+    };
+    if (o.hasTrait<RecomputedNotSaved>() &&
+        llvm::all_of(o.getOperands(), fromParams))
+      recomputed.insert(&o);
+  }
   for (Operation &o : llvm::make_range(forwardEnd, body.end()))
     if (&o != returnOp.getOperation())
       backwardOps.insert(&o);
   // What the backward (and the gradients returned) read of the forward.
   llvm::SetVector<Value> saved;
   auto save = [&](Value v) {
-    if (Operation *def = v.getDefiningOp(); def && forwardOps.contains(def))
+    if (Operation *def = v.getDefiningOp();
+        def && forwardOps.contains(def) && !recomputed.contains(def))
       saved.insert(v);
   };
   for (Value v : returnOp.getOperands().drop_front())
@@ -480,7 +507,7 @@ static LogicalResult splitForwardAndBackward(func::FuncOp g,
     return g.emitError("internal error: the value of a split reverseMode is "
                        "computed after its forward");
 
-  SplitBuilder split(g, forwardEnd, numParams);
+  SplitBuilder split(g, forwardEnd, numParams, recomputed);
   auto numbered = [](const char *prefix) {
     return [prefix](size_t i) { return prefix + std::to_string(i); };
   };

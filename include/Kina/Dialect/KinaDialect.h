@@ -93,6 +93,12 @@ template <typename ConcreteType>
 class ResultPlacementIsFree
     : public OpTrait::TraitBase<ConcreteType, ResultPlacementIsFree> {};
 
+/// Ops that only repeat or move their operand's elements (or make a
+/// constant): recomputed, not saved, across a split reverseMode's cut.
+template <typename ConcreteType>
+class RecomputedNotSaved
+    : public OpTrait::TraitBase<ConcreteType, RecomputedNotSaved> {};
+
 /// Ops whose operands all have the result's shape and placement, each
 /// result element computed from the operands' elements at its index.
 template <typename ConcreteType>

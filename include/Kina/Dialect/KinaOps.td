@@ -36,6 +36,14 @@ def Kina_ResultPlacementIsFree : NativeOpTrait<"ResultPlacementIsFree"> {
   let cppNamespace = "::mlir::kina";
 }
 
+// The result only repeats or moves its operand's elements (or is a
+// constant): a split reverseMode recomputes it in the backward from the
+// parameters instead of saving it, which would write a copy (a weight
+// broadcast over the batch) the backward need not read from memory.
+def Kina_RecomputedNotSaved : NativeOpTrait<"RecomputedNotSaved"> {
+  let cppNamespace = "::mlir::kina";
+}
+
 // Every operand has the result's shape and placement, and each result
 // element depends only on the operands' elements at its own index. Its
 // sharding rule splits every dim alike (lib/Sharding/ShardingRules.cpp),
@@ -101,7 +109,8 @@ def Kina_FloatAttr : Attr<CPred<"::llvm::isa<::mlir::FloatAttr>($_self)">,
 }
 
 def Kina_ConstantOp : Kina_Op<"constant", [ConstantLike,
-                                           Kina_ResultPlacementIsFree],
+                                           Kina_ResultPlacementIsFree,
+                                           Kina_RecomputedNotSaved],
                                [], ["flops"]> {
   let summary = "rank-0 float constant";
   let description = [{
@@ -216,7 +225,8 @@ def Kina_ScatterAddOp : Kina_Op<"scatter_add", [], [], ["flops"]> {
   }];
 }
 
-def Kina_BroadcastOp : Kina_Op<"broadcast", [Kina_NamesShapeOpInterface], [],
+def Kina_BroadcastOp : Kina_Op<"broadcast", [Kina_NamesShapeOpInterface,
+                                             Kina_RecomputedNotSaved], [],
                                ["flops"]> {
   let summary = "NumPy-style broadcast to an explicit shape";
   let description = [{
@@ -236,7 +246,8 @@ def Kina_BroadcastOp : Kina_Op<"broadcast", [Kina_NamesShapeOpInterface], [],
   let hasFolder = 1;
 }
 
-def Kina_ReshapeOp : Kina_Op<"reshape", [Kina_NamesShapeOpInterface], [],
+def Kina_ReshapeOp : Kina_Op<"reshape", [Kina_NamesShapeOpInterface,
+                                         Kina_RecomputedNotSaved], [],
                              ["flops"]> {
   let summary = "same elements in row-major order, another shape";
   let description = [{
@@ -253,7 +264,8 @@ def Kina_ReshapeOp : Kina_Op<"reshape", [Kina_NamesShapeOpInterface], [],
   let hasFolder = 1;
 }
 
-def Kina_TransposeOp : Kina_Op<"transpose", [], [], ["flops"]> {
+def Kina_TransposeOp : Kina_Op<"transpose", [Kina_RecomputedNotSaved], [],
+                               ["flops"]> {
   let summary = "permutes the dimensions";
   let description = [{
     `result.shape[i] = input.shape[perm[i]]`; `perm` is a permutation of
