@@ -881,8 +881,10 @@ class _Outcome:
                 value = from_bf16(value)
             key = (stage.index, name)
             g = self.stage_gradients.get(key)
-            self.stage_gradients[key] = value.copy() if g is None \
-                else g + value
+            if g is None:
+                self.stage_gradients[key] = value.copy()
+            else:  # in place: no new array per microbatch, the same sum
+                np.add(g, value, out=g)
 
     @property
     def gradients(self):
