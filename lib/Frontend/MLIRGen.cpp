@@ -99,6 +99,7 @@ private:
   Value genCall(const Expr &expr);
   std::optional<SmallVector<Value>> genCallResults(const Expr &expr);
   std::string exportedOnlyNote(StringRef name);
+  void genPipeline(const Function &fn);
   void genReturn(const Statement &stmt, FunctionInfo &info);
   void bind(const std::string &name, SourceLoc where, Value value);
   Value createOp(const SurfaceOp &op, SourceLoc where, ValueRange operands,
@@ -116,6 +117,7 @@ private:
   /// Each reverseMode function's `wrt`, as parameter positions.
   llvm::StringMap<SmallVector<int64_t>> wrtPositions;
   llvm::StringSet<> reverseModeNames;
+  llvm::StringSet<> pipelineNames;
   llvm::StringSet<> brokenFunctions;
   const Function *mainFunction = nullptr;
   /// Calls made by each function, for the recursion check.
@@ -299,7 +301,7 @@ OwningOpRef<ModuleOp> MLIRGen::run(const Program &program) {
   // Functions defined by reverseMode take their types from the functions
   // they differentiate, so those are declared first.
   for (const Function &fn : program.functions)
-    if (!fn.reverseMode)
+    if (!fn.reverseMode && !fn.pipeline)
       declareFunction(fn);
   for (const Function &fn : program.functions)
     if (fn.reverseMode && !functions.count(fn.name))
@@ -315,6 +317,9 @@ OwningOpRef<ModuleOp> MLIRGen::run(const Program &program) {
     else
       genFunction(fn);
   }
+  for (const Function &fn : program.functions)
+    if (fn.pipeline)
+      genPipeline(fn);
   checkRecursion(program);
   if (hadError || !program.complete || failed(verify(*owned)))
     return nullptr;
@@ -1115,6 +1120,55 @@ Value MLIRGen::genCall(const Expr &expr) {
     return nullptr;
   }
   return results->front();
+}
+
+/// `fn P = pipeline(f0, ..., batch=[...])`: a kina.pipeline declaration,
+/// whose verifier checks the stages' types and the parameters' roles.
+void MLIRGen::genPipeline(const Function &fn) {
+  const PipelineDecl &decl = *fn.pipeline;
+  if (functions.count(fn.name) || pipelineNames.contains(fn.name)) {
+    error(fn.loc) << "'" << fn.name << "' is defined twice";
+    return;
+  }
+  pipelineNames.insert(fn.name);
+  SmallVector<Attribute> stages;
+  bool ok = true;
+  for (const auto &[name, where] : decl.stages) {
+    auto it = functions.find(name);
+    if (it == functions.end()) {
+      if (!brokenFunctions.contains(name))
+        error(where) << "unknown function '" << name << "'"
+                     << exportedOnlyNote(name);
+      ok = false;
+      continue;
+    }
+    if (!it->second.op || it->second.ast->reverseMode) {
+      if (it->second.ast && it->second.ast->reverseMode)
+        error(where) << "'" << name << "' is defined by reverseMode; a "
+                        "stage is a function with a body";
+      ok = false;
+      continue;
+    }
+    stages.push_back(FlatSymbolRefAttr::get(&context, name));
+  }
+  if (!ok)
+    return;
+  auto strings = [&](const std::vector<std::pair<std::string, SourceLoc>> &l) {
+    SmallVector<StringRef> names;
+    for (const auto &entry : l)
+      names.push_back(entry.first);
+    return builder.getStrArrayAttr(names);
+  };
+  builder.setInsertionPointToEnd(module.getBody());
+  auto op = PipelineOp::create(builder, loc(fn.loc), fn.name,
+                               builder.getArrayAttr(stages), strings(decl.batch),
+                               strings(decl.constants), strings(decl.shared));
+  // Its rules now, so that each pipeline's error is reported.
+  SymbolTableCollection symbols;
+  if (failed(op.verifySymbolUses(symbols))) {
+    hadError = true;
+    op.erase();
+  }
 }
 
 /// For a call of `G_forward` or `G_backward` where G is a split

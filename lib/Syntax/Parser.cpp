@@ -94,6 +94,7 @@ private:
   bool parseInteger(int64_t &value);
   bool parseResultTypes(Function &fn);
   bool parseReverseMode(Function &fn);
+  bool parsePipeline(Function &fn);
   bool parseNameList(std::vector<std::pair<std::string, SourceLoc>> &names,
                      SourceLoc &open, const char *what);
   bool parseStatement(Function &fn);
@@ -439,6 +440,12 @@ bool Parser::parseFunction(Program &program) {
   };
 
   if (consumeIf(TokenKind::Equal)) {
+    if (tok().isIdentifier(kPipelineWord)) {
+      if (!parsePipeline(fn))
+        return broken();
+      program.functions.push_back(std::move(fn));
+      return true;
+    }
     if (!parseReverseMode(fn))
       return broken();
     // `-> (T, ...)`: the placements of G's value and gradients (which
@@ -635,6 +642,57 @@ bool Parser::parseReverseMode(Function &fn) {
   if (!expectClose(TokenKind::RParen, ")", open))
     return false;
   fn.reverseMode = std::move(decl);
+  return true;
+}
+
+/// `pipeline(f0, f1, ..., batch=[p, ...])` after `fn P =`, optionally
+/// with `, constants=[...]` and `, shared=[...]`, each once.
+bool Parser::parsePipeline(Function &fn) {
+  consume(); // pipeline
+  SourceLoc open = tok().loc;
+  if (!expect(TokenKind::LParen, "'(' after pipeline"))
+    return false;
+  PipelineDecl decl;
+  // The stages: names not followed by '='.
+  while (tok().is(TokenKind::Identifier) && !peekTok().is(TokenKind::Equal)) {
+    decl.stages.push_back({tok().text, tok().loc});
+    consume();
+    if (!consumeIf(TokenKind::Comma))
+      break;
+  }
+  const char *words[3] = {"batch", "constants", "shared"};
+  std::vector<std::pair<std::string, SourceLoc>> *lists[3] = {
+      &decl.batch, &decl.constants, &decl.shared};
+  bool seen[3] = {false, false, false};
+  while (tok().is(TokenKind::Identifier) && peekTok().is(TokenKind::Equal)) {
+    int which = -1;
+    for (int i = 0; i < 3; ++i)
+      if (tok().isIdentifier(words[i]))
+        which = i;
+    if (which < 0)
+      return expected("'batch=[...]', 'constants=[...]' or 'shared=[...]' "
+                      "(a pipeline's options)");
+    if (seen[which])
+      return error(tok().loc,
+                   std::string("'") + words[which] + "' is given twice");
+    seen[which] = true;
+    consume();
+    consume();
+    SourceLoc listOpen;
+    if (!parseNameList(*lists[which], listOpen, words[which]))
+      return false;
+    if (!consumeIf(TokenKind::Comma))
+      break;
+  }
+  if (!expectClose(TokenKind::RParen, ")", open))
+    return false;
+  if (decl.stages.empty())
+    return error(open, "a pipeline names its stage functions first: "
+                       "'pipeline(f0, f1, ..., batch=[...])'");
+  if (!seen[0])
+    return error(open, "a pipeline needs batch=[...]: the parameters cut "
+                       "into microbatches");
+  fn.pipeline = std::move(decl);
   return true;
 }
 

@@ -2,10 +2,13 @@
 rank per pipeline rank, each running its own program.
 
     mpirun -n S python3 -m kina.mpi_pipeline PROGRAM.kina INPUTS.npz \\
-        OUTPUT.npz --stages f0,f1,... --batch x,y [--constants mask] \\
-        [--shared wte] \\
+        OUTPUT.npz (--pipeline NAME | --stages f0,f1,... --batch x,y \\
+        [--constants mask] [--shared wte]) \\
         --schedule 1f1b --microbatches M [--chunks V] [--replicas D] \\
         [--repeat K] [--warmup W]
+
+--pipeline names a `fn NAME = pipeline(f0, f1, ..., batch=[...])` of the
+program, which gives the stages and the parameters' roles.
 
 INPUTS.npz holds every weight and batch array by name (the batch at the
 whole step's size). Every rank compiles PROGRAM (with $KINA_CACHE_DIR set,
@@ -168,9 +171,13 @@ def main(argv=None):
     parser.add_argument("program")
     parser.add_argument("inputs")
     parser.add_argument("output")
-    parser.add_argument("--stages", required=True,
+    parser.add_argument("--pipeline",
+                        help="a `fn NAME = pipeline(...)` of the program: "
+                        "its stages and roles (instead of --stages, "
+                        "--batch, --constants and --shared)")
+    parser.add_argument("--stages",
                         help="the stage functions, comma-separated")
-    parser.add_argument("--batch", required=True,
+    parser.add_argument("--batch",
                         help="the batch parameters, comma-separated")
     parser.add_argument("--constants", default="",
                         help="parameters every stage gets whole, with no "
@@ -191,6 +198,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.warmup < 0:
         parser.error("--repeat must be >= 1 and --warmup >= 0")
+    if bool(args.pipeline) == bool(args.stages or args.batch):
+        parser.error("give --pipeline NAME, or --stages and --batch")
+    if not args.pipeline and not (args.stages and args.batch):
+        parser.error("--stages and --batch go together")
+    if args.pipeline and (args.constants or args.shared):
+        parser.error("--pipeline %s declares its constants and shared "
+                     "weights" % args.pipeline)
     backend = _Backend(1)
     _bind(backend.lib)
     return run_or_abort(backend, _run, args)
@@ -285,10 +299,12 @@ def _assemble_lanes(backend, pipe, lane, gradients):
 def _run(args, backend):
     with open(args.program) as f:
         source = f.read()
-    pipe = _pipelining.Pipeline(
-        source, args.stages.split(","), args.batch.split(","),
+    roles = {} if args.pipeline else dict(
+        batch=args.batch.split(","),
         constants=[c for c in args.constants.split(",") if c],
-        shared=[w for w in args.shared.split(",") if w],
+        shared=[w for w in args.shared.split(",") if w])
+    pipe = _pipelining.Pipeline(
+        source, args.pipeline or args.stages.split(","), **roles,
         schedule=args.schedule, microbatches=args.microbatches,
         chunks=args.chunks, filename=args.program, replicas=args.replicas)
     s, R, T = pipe.schedule, pipe.replicas, pipe.tensor

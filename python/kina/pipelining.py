@@ -97,6 +97,27 @@ def mean_loss(losses):
     return total / len(losses)
 
 
+def declared_pipeline(source, filename, name):
+    """`fn NAME = pipeline(...)` of `source`, as the kina.pipeline op the
+    frontend checked: (stage names, batch, constants, shared)."""
+    import kina
+    declared = {}
+    for match in re.finditer(
+            r'kina\.pipeline @(\w+) stages \[(.*?)\] batch \[(.*?)\] '
+            r'constants \[(.*?)\] shared \[(.*?)\]',
+            kina.check(source, filename)):
+        stages, *roles = match.groups()[1:]
+        declared[match.group(1)] = (re.findall(r"@(\w+)", stages),
+                                    *[re.findall(r'"(\w+)"', r)
+                                      for r in roles])
+    if name not in declared:
+        raise PipelineError("no pipeline %r in the program (%s)" % (
+            name, "it declares: " + ", ".join(declared) if declared
+            else "it declares none: fn NAME = pipeline(f0, f1, ..., "
+            "batch=[...])"))
+    return declared[name]
+
+
 class _Stage:
     """One virtual stage: its function, its parameters' roles; `bind`
     adds their types once the program is compiled."""
@@ -287,12 +308,22 @@ class Pipeline:
     """A program's functions as the stages of a pipeline, compiled once
     with their backward; `step` runs one training step."""
 
-    def __init__(self, source, stages, batch, constants=(), schedule="1f1b",
-                 microbatches=4, chunks=0, filename="<pipeline>",
-                 num_threads=1, timeout=DEFAULT_TIMEOUT_SECONDS,
-                 cache_dir=None, optimizer=None, recompute=None,
-                 replicas=1, shared=()):
+    def __init__(self, source, stages, batch=None, constants=(),
+                 schedule="1f1b", microbatches=4, chunks=0,
+                 filename="<pipeline>", num_threads=1,
+                 timeout=DEFAULT_TIMEOUT_SECONDS, cache_dir=None,
+                 optimizer=None, recompute=None, replicas=1, shared=()):
         import kina
+        if isinstance(stages, str):  # a `fn P = pipeline(...)` of the source
+            if batch is not None or constants or shared:
+                raise PipelineError(
+                    "pipeline %r declares its batch, constants and shared "
+                    "weights; give them there, not here" % stages)
+            stages, batch, constants, shared = declared_pipeline(
+                source, filename, stages)
+        elif batch is None:
+            raise PipelineError("batch=[...] names the parameters cut into "
+                                "microbatches")
         if isinstance(schedule, _pipeline.Schedule):
             self.schedule = schedule
         else:

@@ -101,14 +101,13 @@ if args.form == "pipeline":
         text = gpt.pipeline_source(cfg, functions)
     except (ValueError, kina.pipeline.ScheduleError) as error:
         parser.error(str(error))
-    names = ",".join(gpt.PIPELINE_STAGE % k for k in range(functions))
     text = ("# Run one step on %d ranks (INPUTS.npz: every weight, the mask, "
             "and token_ids and targets of %d x %d sequences):\n"
             "#   mpirun -n %d python3 -m kina.mpi_pipeline THIS.kina "
-            "INPUTS.npz OUTPUT.npz --stages %s --batch token_ids,targets "
-            "--constants mask --schedule %s --microbatches %d%s\n" % (
+            "INPUTS.npz OUTPUT.npz --pipeline %s "
+            "--schedule %s --microbatches %d%s\n" % (
                 schedule.stages, args.microbatches, cfg.b, schedule.stages,
-                names, args.schedule, args.microbatches,
+                gpt.PIPELINE, args.schedule, args.microbatches,
                 " --chunks %d" % schedule.chunks
                 if args.schedule == "interleaved" else "")) + text
 elif args.form == "train":

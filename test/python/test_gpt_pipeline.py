@@ -151,8 +151,10 @@ def test_the_generators_pipeline_runs_on_ranks_with_the_simulators_bits(
     program, text = generated
     command = text.splitlines()[1]
     assert "mpirun -n 2 python3 -m kina.mpi_pipeline" in command
-    assert "--stages gpt_stage_0,gpt_stage_1 --batch token_ids,targets " \
-        "--constants mask --schedule gpipe --microbatches 4" in command
+    assert "--pipeline gpt_pipeline --schedule gpipe --microbatches 4" \
+        in command
+    assert "fn gpt_pipeline = pipeline(gpt_stage_0, gpt_stage_1, " \
+        "batch=[token_ids, targets], constants=[mask])" in text
     weights, ids, targets = data
     constants = dict(weights, mask=gpt.causal_mask(CFG))
     pipe = pipelining.Pipeline(text, ["gpt_stage_0", "gpt_stage_1"],

@@ -471,3 +471,30 @@ def test_pipeline_times_data_parallel_on_a_two_by_two_mesh(tmp_path):
     assert done.returncode != 0
     assert "has 4 ranks (2 stages x 2 replicas), but mpirun started 2" in \
         done.stderr
+
+
+def test_a_declared_pipeline_is_the_listed_one(steps):
+    # `fn mlp = pipeline(...)` in the program: its stages and roles, the
+    # listed pipeline's bits.
+    results, _ = steps
+    text = source(ROWS, WIDTH) + \
+        "fn mlp = pipeline(layer0, layer1, layer2, head, batch=[x, y])\n"
+    pipe = pipelining.Pipeline(text, "mlp", schedule="1f1b",
+                               microbatches=MICROBATCHES)
+    assert [stage.name for stage in pipe._stages] == STAGES
+    weights, batch = data(ROWS, WIDTH, MICROBATCHES)
+    result = pipe.step(weights, batch)
+    listed = results["1f1b"][1]
+    assert result.losses == listed.losses
+    for name, value in listed.gradients.items():
+        np.testing.assert_array_equal(result.gradients[name], value)
+    with pytest.raises(pipelining.PipelineError, match=r"pipeline 'mlp' "
+                       r"declares its batch, constants and shared weights; "
+                       r"give them there, not here"):
+        pipelining.Pipeline(text, "mlp", ["x", "y"])
+    with pytest.raises(pipelining.PipelineError, match=r"no pipeline 'net' "
+                       r"in the program \(it declares: mlp\)"):
+        pipelining.Pipeline(text, "net")
+    with pytest.raises(pipelining.PipelineError, match=r"batch=\[...\] "
+                       r"names the parameters cut into microbatches"):
+        pipelining.Pipeline(text, STAGES)

@@ -74,10 +74,10 @@ def ConvertKinaToLinalgPass
 }
 
 def EraseMeshPass : Pass<"kina-erase-mesh", "::mlir::ModuleOp"> {
-  let summary = "Erase the kina.mesh once nothing reads it";
+  let summary = "Erase the kina.mesh and kina.pipeline declarations";
   let description = [{
-    After the lowering, the mesh declaration is the last kina op of a
-    module; it goes, so that the module is upstream IR only.
+    After the lowering, the mesh and pipeline declarations are the last
+    kina ops of a module; they go, so that the module is upstream IR only.
   }];
 }
 

@@ -96,6 +96,40 @@ def Kina_MeshOp : Op<Kina_Dialect, "mesh",
 }
 
 //===----------------------------------------------------------------------===//
+// Pipelines
+//===----------------------------------------------------------------------===//
+
+def Kina_PipelineOp : Op<Kina_Dialect, "pipeline",
+                         [Symbol, HasParent<"::mlir::ModuleOp">,
+                          DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "a training step as pipeline stages";
+  let description = [{
+    A training step whose stages are functions of the module, in order
+    (`fn step = pipeline(f0, f1, ..., batch=[...])` in source): stage
+    k > 0 takes stage k-1's result as its first parameter, the last
+    returns the microbatch's rank-0 float loss. The parameters named in
+    `batch` are cut into microbatches, those in `constants` are given
+    whole to every stage and get no gradient, those in `shared` are
+    weights several stages read (a tied embedding); every other parameter
+    is its stage's weight. The schedule and the microbatch count are the
+    runtime's (`kina.pipelining`); the op is a declaration, erased with
+    the mesh before the lowering.
+
+    ```mlir
+    kina.pipeline @step stages [@embed, @head] batch ["ids", "y"]
+        constants [] shared []
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       FlatSymbolRefArrayAttr:$stages, StrArrayAttr:$batch,
+                       StrArrayAttr:$constants, StrArrayAttr:$shared);
+  let assemblyFormat = [{
+    $sym_name `stages` $stages `batch` $batch `constants` $constants
+    `shared` $shared attr-dict
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
 

@@ -138,6 +138,15 @@ struct ReverseModeDecl {
   SourceLoc inputsLoc; // the list's '['
 };
 
+/// `fn P = pipeline(f0, f1, ..., batch=[p, ...], constants=[...],
+/// shared=[...])`: a training step whose stages are functions of the
+/// program, in order.
+struct PipelineDecl {
+  std::vector<std::pair<std::string, SourceLoc>> stages;
+  std::vector<std::pair<std::string, SourceLoc>> batch, constants, shared;
+};
+inline constexpr const char *kPipelineWord = "pipeline";
+
 /// The options of a reverseMode after its wrt list.
 inline constexpr const char *kReshardAfterForwardWord =
     "reshard_after_forward";
@@ -153,6 +162,8 @@ struct Function {
   /// Set for `fn G = reverseMode(...)`, which has no params, results or
   /// body of its own.
   std::optional<ReverseModeDecl> reverseMode;
+  /// Set for `fn P = pipeline(...)`, a declaration, not a function.
+  std::optional<PipelineDecl> pipeline;
   bool isMain = false;
   std::vector<Param> params;
   /// `-> T`, or `-> (T1, T2, ...)` for two or more results.

@@ -1,4 +1,4 @@
-//===- EraseMesh.cpp - The mesh goes once nothing reads it ----------------===//
+//===- EraseMesh.cpp - The mesh (and pipelines) go once nothing reads them ===//
 #include "Kina/Conversion/Passes.h"
 #include "Kina/Dialect/KinaDialect.h"
 
@@ -16,6 +16,9 @@ struct EraseMeshPass : mlir::kina::impl::EraseMeshPassBase<EraseMeshPass> {
     for (MeshOp mesh :
          llvm::make_early_inc_range(getOperation().getOps<MeshOp>()))
       mesh.erase();
+    for (PipelineOp pipeline :
+         llvm::make_early_inc_range(getOperation().getOps<PipelineOp>()))
+      pipeline.erase();
   }
 };
 } // namespace

@@ -82,7 +82,7 @@ struct ConvertKinaToLinalgPass
                            memref::MemRefDialect, scf::SCFDialect,
                            tensor::TensorDialect>();
     // Collectives read the mesh while they lower; it goes afterwards.
-    target.addLegalOp<MeshOp>();
+    target.addLegalOp<MeshOp, PipelineOp>();
     // The gather's run-time check, which kina-asserts-to-status turns
     // into a status.
     target.addLegalOp<cf::AssertOp>();

@@ -535,6 +535,9 @@ def train_source(cfg, mesh=None, parallel="megatron", dtype="f32"):
 
 
 PIPELINE_STAGE = "gpt_stage_%d"
+# The name of the source's pipeline declaration (`fn gpt_pipeline =
+# pipeline(gpt_stage_0, ...)`).
+PIPELINE = "gpt_pipeline"
 
 
 def pipeline_stages(cfg, stages):
@@ -614,6 +617,12 @@ def pipeline_source(cfg, stages, tied=False, tensor=None):
         else:
             lines.append("  return x%d" % layers[-1])
         lines += ["}", ""]
+    lines += ["# The stages in order, and their parameters' roles.",
+              "fn %s = pipeline(%s, batch=[token_ids, targets], "
+              "constants=[mask]%s)" % (
+                  PIPELINE, ", ".join(PIPELINE_STAGE % k
+                                      for k in range(stages)),
+                  ", shared=[wte]" if tied else ""), ""]
     return "\n".join(lines)
 
 
