@@ -95,6 +95,9 @@ private:
   bool parseResultTypes(Function &fn);
   bool parseReverseMode(Function &fn);
   bool parsePipeline(Function &fn);
+  int parseOptionName(llvm::ArrayRef<const char *> words,
+                      llvm::MutableArrayRef<bool> seen,
+                      const std::string &expectation);
   bool parseNameList(std::vector<std::pair<std::string, SourceLoc>> &names,
                      SourceLoc &open, const char *what);
   bool parseStatement(Function &fn);
@@ -566,6 +569,30 @@ bool Parser::parseResultTypes(Function &fn) {
   return true;
 }
 
+/// `name=` of an option that may be given once: the index of `name` in
+/// `words` (marked in `seen`), or -1 after an error (`expectation` says
+/// what was expected instead).
+int Parser::parseOptionName(llvm::ArrayRef<const char *> words,
+                            llvm::MutableArrayRef<bool> seen,
+                            const std::string &expectation) {
+  int which = -1;
+  for (auto [i, word] : llvm::enumerate(words))
+    if (tok().isIdentifier(word))
+      which = int(i);
+  if (which < 0 || !peekTok().is(TokenKind::Equal)) {
+    expected(expectation);
+    return -1;
+  }
+  if (seen[which]) {
+    error(tok().loc, std::string("'") + words[which] + "' is given twice");
+    return -1;
+  }
+  seen[which] = true;
+  consume();
+  consume();
+  return which;
+}
+
 /// `[p, ...]`: a list of parameter names, `open` set to its '['.
 bool Parser::parseNameList(std::vector<std::pair<std::string, SourceLoc>> &names,
                            SourceLoc &open, const char *what) {
@@ -614,21 +641,13 @@ bool Parser::parseReverseMode(Function &fn) {
   bool *flags[2] = {&decl.reshardAfterForward, &decl.split};
   bool seen[3] = {false, false, false};
   while (consumeIf(TokenKind::Comma)) {
-    int which = -1;
-    for (int i = 0; i < 3; ++i)
-      if (tok().isIdentifier(words[i]))
-        which = i;
-    if (which < 0 || !peekTok().is(TokenKind::Equal))
-      return expected(std::string("'") + kReshardAfterForwardWord +
-                      "=true', '" + kSplitWord + "=true', '" + kInputsWord +
-                      "=[...]' or ')' after the wrt list (reverseMode's "
-                      "options)");
-    if (seen[which])
-      return error(tok().loc,
-                   std::string("'") + words[which] + "' is given twice");
-    seen[which] = true;
-    consume();
-    consume();
+    int which = parseOptionName(
+        words, seen,
+        std::string("'") + kReshardAfterForwardWord + "=true', '" + kSplitWord +
+            "=true', '" + kInputsWord +
+            "=[...]' or ')' after the wrt list (reverseMode's options)");
+    if (which < 0)
+      return false;
     if (which == 2) {
       if (!parseNameList(decl.inputs, decl.inputsLoc, kInputsWord))
         return false;
@@ -665,19 +684,11 @@ bool Parser::parsePipeline(Function &fn) {
       &decl.batch, &decl.constants, &decl.shared};
   bool seen[3] = {false, false, false};
   while (tok().is(TokenKind::Identifier) && peekTok().is(TokenKind::Equal)) {
-    int which = -1;
-    for (int i = 0; i < 3; ++i)
-      if (tok().isIdentifier(words[i]))
-        which = i;
+    int which = parseOptionName(words, seen,
+                                "'batch=[...]', 'constants=[...]' or "
+                                "'shared=[...]' (a pipeline's options)");
     if (which < 0)
-      return expected("'batch=[...]', 'constants=[...]' or 'shared=[...]' "
-                      "(a pipeline's options)");
-    if (seen[which])
-      return error(tok().loc,
-                   std::string("'") + words[which] + "' is given twice");
-    seen[which] = true;
-    consume();
-    consume();
+      return false;
     SourceLoc listOpen;
     if (!parseNameList(*lists[which], listOpen, words[which]))
       return false;

@@ -18,7 +18,7 @@ import torch
 from kina import pipelining
 from kina.models import gpt
 from kina_reference import TrainableGPT, named_gradients
-from test_pipelining import needs_mpi, run_ranks
+from test_pipelining import assert_ranks_give, needs_mpi, run_ranks
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -42,6 +42,18 @@ def torch_step(cfg, weights, ids, targets):
         model(ids).reshape(-1, cfg.v), torch.tensor(targets).reshape(-1))
     loss.backward()
     return loss.item(), named_gradients(model)
+
+
+def assert_matches(result, reference, cfg):
+    """The step's loss and every weight's gradient within 1e-5 of the
+    float64 reference (relative to the gradient's largest element)."""
+    torch_loss, torch_grads = reference
+    assert result.loss == pytest.approx(torch_loss, rel=1e-5)
+    assert set(result.gradients) == set(gpt.weight_names(cfg))
+    for name, value in result.gradients.items():
+        want = torch_grads[name]
+        scale = max(float(np.abs(want).max()), 1e-3)
+        assert float(np.abs(value - want).max()) <= 1e-5 * scale, name
 
 
 @pytest.fixture(scope="module")
@@ -98,13 +110,7 @@ def test_pipelined_gradients_equal_the_unpipelined_step(data, reference,
     result = run(data, cache, generated, schedule, stages, replicas)
     assert result.trace.schedule.stages == ranks
     assert len(result.traces) == replicas
-    torch_loss, torch_grads = reference
-    assert result.loss == pytest.approx(torch_loss, rel=1e-5)
-    assert set(result.gradients) == set(gpt.weight_names(WHOLE))
-    for name, value in result.gradients.items():
-        want = torch_grads[name]
-        scale = max(float(np.abs(want).max()), 1e-3)
-        assert float(np.abs(value - want).max()) <= 1e-5 * scale, name
+    assert_matches(result, reference, WHOLE)
 
 
 @pytest.mark.skipif(os.environ.get("KINA_UNDER_ASAN") == "1",
@@ -128,13 +134,7 @@ def test_pipeline_times_tensor_parallel_on_a_two_by_two_mesh():
     assert pipe.tensor == 2
     result = pipe.step(dict(weights, mask=gpt.causal_mask(cfg)),
                        {"token_ids": ids, "targets": targets})
-    torch_loss, torch_grads = torch_step(whole, weights, ids, targets)
-    assert result.loss == pytest.approx(torch_loss, rel=1e-5)
-    assert set(result.gradients) == set(gpt.weight_names(whole))
-    for name, value in result.gradients.items():
-        want = torch_grads[name]
-        scale = max(float(np.abs(want).max()), 1e-3)
-        assert float(np.abs(value - want).max()) <= 1e-5 * scale, name
+    assert_matches(result, torch_step(whole, weights, ids, targets), whole)
 
 
 def test_more_stages_than_layers_is_refused():
@@ -168,11 +168,7 @@ def test_the_generators_pipeline_runs_on_ranks_with_the_simulators_bits(
     done = run_ranks(tmp_path, 2, program, tmp_path / "in.npz",
                      *command.split("OUTPUT.npz")[1].split(), cache=cache)
     assert done.returncode == 0, done.stderr
-    with np.load(tmp_path / "out.npz") as out:
-        assert float(out["loss"]) == simulated.loss
-        for name, value in simulated.gradients.items():
-            np.testing.assert_array_equal(out["grad_" + name], value,
-                                          err_msg=name)
+    assert_ranks_give(tmp_path, simulated)
 
 
 @needs_mpi

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from kina import pipelining
-from test_pipelining import needs_mpi, run_ranks
+from test_pipelining import (adamw_against_torch, assert_ranks_give,
+                             needs_mpi, run_ranks)
 
 ROWS, WIDTH, HIDDEN = 4, 8, 16  # one microbatch; the MLPs' hidden width
 MICROBATCHES = 4
@@ -129,27 +130,9 @@ def test_programs_say_which_calls_run_on_the_mesh(pipes):
 
 
 def test_adamw_on_the_mesh_trains_as_torch_does(pipes):
+    # The update runs on the mesh too; its blocks are written back.
     weights, batch = data(2)
-    reference = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
-                 for k, v in weights.items()}
-    optimizer = torch.optim.AdamW(list(reference.values()), lr=1e-2,
-                                  betas=(0.9, 0.99), eps=1e-8,
-                                  weight_decay=0.1)
-    pipe = pipes["1f1b"]
-    state = pipe.optimizer_state(weights)
-    arrays = dict(weights)
-    for step in range(1, 4):
-        result = pipe.train_step(arrays, state, batch, step, lr=1e-2,
-                                 betas=(0.9, 0.99), weight_decay=0.1)
-        optimizer.zero_grad()
-        loss = torch_loss(reference, batch)
-        loss.backward()
-        optimizer.step()
-        assert result.loss == pytest.approx(float(loss), rel=1e-5)
-    for name, value in reference.items():
-        assert arrays[name] is weights[name]  # written back in place
-        np.testing.assert_allclose(arrays[name], value.detach().numpy(),
-                                   rtol=0, atol=2e-5, err_msg=name)
+    adamw_against_torch(pipes["1f1b"], weights, batch, torch_loss)
 
 
 def test_keeping_forward_values_on_the_mesh_is_refused():
@@ -176,12 +159,7 @@ def test_mpi_ranks_in_groups_give_the_simulators_bits(pipes, kind, tmp_path):
                      "--stages", ",".join(STAGES), "--batch", "x,y",
                      "--schedule", kind, "--microbatches", str(MICROBATCHES))
     assert done.returncode == 0, done.stderr
-    with np.load(tmp_path / "out.npz") as out:
-        assert float(out["loss"]) == simulated.loss
-        for name, value in simulated.gradients.items():
-            np.testing.assert_array_equal(out["grad_" + name], value,
-                                          err_msg=name)
-        assert int(out["bytes_moved"]) == simulated.bytes_moved
+    assert_ranks_give(tmp_path, simulated, kind)
 
 
 @needs_mpi

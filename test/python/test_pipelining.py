@@ -7,7 +7,6 @@ the bytes that cross between ranks, the trace's order, and located errors
 for pipelines that cannot run."""
 
 import os
-import pathlib
 import shutil
 import subprocess
 import sys
@@ -63,19 +62,64 @@ def data(rows, width, microbatches, seed=0, layers=LAYERS):
     return weights, batch
 
 
-def torch_step(weights, batch, layers=LAYERS):
-    """The unpipelined step in float64: the mean loss over the whole
-    batch (equal microbatches: the mean of their means) and its gradient."""
-    w = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
-         for k, v in weights.items()}
+def torch_loss(w, batch, layers=LAYERS):
+    """The MLP's mean loss over the whole batch in float64 (equal
+    microbatches: the mean of their means), from torch tensors `w`."""
     h = torch.tensor(batch["x"], dtype=torch.float64)
     for i in range(layers - 1):
         h = torch.tanh(h @ w["w%d" % i])
     d = h @ w["w%d" % (layers - 1)] - torch.tensor(batch["y"],
                                                    dtype=torch.float64)
-    loss = (d * d).mean()
+    return (d * d).mean()
+
+
+def torch_step(weights, batch, layers=LAYERS):
+    """The unpipelined step in float64: the loss and its gradient."""
+    w = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in weights.items()}
+    loss = torch_loss(w, batch, layers)
     loss.backward()
     return float(loss), {k: v.grad.numpy() for k, v in w.items()}
+
+
+def adamw_against_torch(pipe, weights, batch, loss_of, steps=3):
+    """`steps` AdamW steps of `pipe` (lr 1e-2, betas (0.9, 0.99), weight
+    decay 0.1 on every weight, all matrices) beside torch.optim.AdamW on
+    float64 copies, whose loss is `loss_of(tensors, batch)`; checks each
+    step's loss and the weights at the end (updated in place). Returns
+    the optimizer state."""
+    reference = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+                 for k, v in weights.items()}
+    optimizer = torch.optim.AdamW(list(reference.values()), lr=1e-2,
+                                  betas=(0.9, 0.99), eps=1e-8,
+                                  weight_decay=0.1)
+    state = pipe.optimizer_state(weights)
+    arrays = dict(weights)
+    for step in range(1, steps + 1):
+        result = pipe.train_step(arrays, state, batch, step, lr=1e-2,
+                                 betas=(0.9, 0.99), weight_decay=0.1)
+        optimizer.zero_grad()
+        loss = loss_of(reference, batch)
+        loss.backward()
+        optimizer.step()
+        assert result.loss == pytest.approx(float(loss), rel=1e-5)
+    for name, value in reference.items():
+        assert arrays[name] is weights[name]  # updated in place
+        np.testing.assert_allclose(arrays[name], value.detach().numpy(),
+                                   rtol=0, atol=2e-5, err_msg=name)
+    return state
+
+
+def assert_ranks_give(tmp_path, simulated, what=""):
+    """kina.mpi_pipeline's OUTPUT.npz (tmp_path/out.npz) holds the
+    simulator's losses, gradients (bits) and bytes moved."""
+    with np.load(tmp_path / "out.npz") as out:
+        assert list(out["losses"]) == simulated.losses, what
+        assert float(out["loss"]) == simulated.loss, what
+        for name, value in simulated.gradients.items():
+            np.testing.assert_array_equal(out["grad_" + name], value,
+                                          err_msg=what + " " + name)
+        assert int(out["bytes_moved"]) == simulated.bytes_moved, what
 
 
 @pytest.fixture(scope="module")
@@ -178,41 +222,18 @@ def test_programs_name_each_ranks_calls_and_transfers(steps):
 
 def test_adamw_per_stage_trains_as_torch_does():
     weights, batch = data(ROWS, WIDTH, MICROBATCHES, seed=4)
-    reference = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
-                 for k, v in weights.items()}
-    # PyTorch's AdamW, decaying the matrices only ([WIDTH, 1] counts).
-    optimizer = torch.optim.AdamW(
-        [{"params": list(reference.values()), "weight_decay": 0.1}],
-        lr=1e-2, betas=(0.9, 0.99), eps=1e-8)
     pipe = pipelining.Pipeline(source(ROWS, WIDTH), STAGES, ["x", "y"],
                                schedule="1f1b", microbatches=MICROBATCHES,
                                optimizer="adamw")
-    state = pipe.optimizer_state(weights)
-    arrays = dict(weights)
-    for step in range(1, 4):
-        result = pipe.train_step(arrays, state, batch, step, lr=1e-2,
-                                 betas=(0.9, 0.99), weight_decay=0.1)
-        optimizer.zero_grad()
-        h = torch.tensor(batch["x"], dtype=torch.float64)
-        for i in range(LAYERS - 1):
-            h = torch.tanh(h @ reference["w%d" % i])
-        d = h @ reference["w%d" % (LAYERS - 1)] - torch.tensor(
-            batch["y"], dtype=torch.float64)
-        loss = (d * d).mean()
-        loss.backward()
-        optimizer.step()
-        assert result.loss == pytest.approx(float(loss), rel=1e-5)
-    for name, value in reference.items():
-        assert arrays[name] is weights[name]  # updated in place
-        np.testing.assert_allclose(arrays[name], value.detach().numpy(),
-                                   rtol=0, atol=2e-5, err_msg=name)
+    # Every weight is a matrix ([WIDTH, 1] counts): all decay.
+    state = adamw_against_torch(pipe, weights, batch, torch_loss)
     assert any(state["m_w0"].ravel()) and (state["v_w0"] >= 0).all()
     with pytest.raises(pipelining.PipelineError, match=r"step counts from "
                        r"1, not 0"):
-        pipe.train_step(arrays, state, batch, 0)
+        pipe.train_step(weights, state, batch, 0)
     with pytest.raises(pipelining.PipelineError, match=r"the optimizer state "
                        r"has no m_w3"):
-        pipe.train_step(arrays, {k: v for k, v in state.items()
+        pipe.train_step(weights, {k: v for k, v in state.items()
                                  if k != "m_w3"}, batch, 4)
 
 
@@ -411,14 +432,10 @@ def test_each_schedule_on_ranks_gives_the_simulators_bits(tmp_path):
                          "--schedule", kind, "--microbatches",
                          str(BIG_MICROBATCHES))
         assert done.returncode == 0, kind + ": " + done.stderr
+        assert_ranks_give(tmp_path, simulated, kind)
+        assert simulated.bytes_moved == \
+            BIG_MICROBATCHES * (LAYERS - 1) * 2 * activation
         with np.load(tmp_path / "out.npz") as out:
-            assert list(out["losses"]) == simulated.losses, kind
-            assert float(out["loss"]) == simulated.loss
-            for name, value in simulated.gradients.items():
-                np.testing.assert_array_equal(out["grad_" + name], value,
-                                              err_msg=kind)
-            assert int(out["bytes_moved"]) == simulated.bytes_moved == \
-                BIG_MICROBATCHES * (LAYERS - 1) * 2 * activation
             for r in range(ranks):
                 trace = out["trace_%d" % r]
                 assert trace.shape == (len(pipe.schedule.ranks[r]), 2)
@@ -460,11 +477,7 @@ def test_pipeline_times_data_parallel_on_a_two_by_two_mesh(tmp_path):
                      "layer0,head", "--batch", "x,y", "--microbatches",
                      str(MICROBATCHES // 2), "--replicas", "2")
     assert done.returncode == 0, done.stderr
-    with np.load(tmp_path / "out.npz") as out:
-        assert list(out["losses"]) == simulated.losses
-        for name, value in simulated.gradients.items():
-            np.testing.assert_array_equal(out["grad_" + name], value)
-        assert int(out["bytes_moved"]) == simulated.bytes_moved
+    assert_ranks_give(tmp_path, simulated)
     done = run_ranks(tmp_path, 2, program, tmp_path / "in.npz", "--stages",
                      "layer0,head", "--batch", "x,y", "--microbatches",
                      str(MICROBATCHES // 2), "--replicas", "2")
