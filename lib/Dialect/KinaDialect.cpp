@@ -89,10 +89,10 @@ LogicalResult KinaDialect::verifyOperationAttribute(Operation *op,
     if (!isa<DenseI64ArrayAttr>(attr.getValue()) ||
         !isa<FunctionOpInterface>(op) ||
         !op->hasAttr(getSplitBackwardAttrHelper().getName()))
-      return op->emitError() << "'" << name.getValue()
-                             << "' is an i64 array on a function marked '"
-                             << getSplitBackwardAttrHelper().getName().getValue()
-                             << "'";
+      return op->emitError()
+             << "'" << name.getValue()
+             << "' is an i64 array on a function marked '"
+             << getSplitBackwardAttrHelper().getName().getValue() << "'";
     return success();
   }
   if (name == getPerDeviceAttrHelper().getName()) {

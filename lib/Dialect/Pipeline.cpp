@@ -44,7 +44,8 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbols) {
       set.insert(cast<StringAttr>(a).getValue());
     return set;
   };
-  llvm::StringSet<> batch = names(getBatch()), constants = names(getConstants()),
+  llvm::StringSet<> batch = names(getBatch()),
+                    constants = names(getConstants()),
                     shared = names(getShared());
   llvm::StringSet<> taken;
   llvm::StringMap<unsigned> weightStage;
@@ -66,11 +67,11 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbols) {
     auto fn = symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, symbol);
     auto stage = [&, index = index] {
       return fail() << "stage " << index << " ('" << symbol.getValue()
-                           << "'): ";
+                    << "'): ";
     };
     if (!fn)
       return fail() << "stage " << index << ": no function '"
-                           << symbol.getValue() << "' in the module";
+                    << symbol.getValue() << "' in the module";
     if (llvm::is_contained(stages, fn))
       return stage() << "named as two stages";
     FunctionType type = fn.getFunctionType();
@@ -86,8 +87,8 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbols) {
                      << describe(result);
     unsigned first = 0;
     if (index > 0) {
-      auto before = cast<KinaTensorType>(
-          stages.back().getFunctionType().getResult(0));
+      auto before =
+          cast<KinaTensorType>(stages.back().getFunctionType().getResult(0));
       if (type.getNumInputs() == 0)
         return stage() << "must take stage " << index - 1 << "'s result ("
                        << describe(before)
@@ -118,21 +119,19 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbols) {
                           "data: name it in batch or constants";
       auto [seen, inserted] = weightStage.try_emplace(name, index);
       if (!inserted && !shared.contains(name))
-        return fail() << "weight '" << name
-                             << "' is a parameter of stages "
-                             << seen->second << " and " << index
-                             << "; a weight belongs to one stage (rename one, "
-                                "or name it in shared=[...] to tie it)";
+        return fail() << "weight '" << name << "' is a parameter of stages "
+                      << seen->second << " and " << index
+                      << "; a weight belongs to one stage (rename one, "
+                         "or name it in shared=[...] to tie it)";
     }
     stages.push_back(fn);
   }
-  for (auto [what, list] : {std::pair{"batch", getBatch()},
-                            std::pair{"constants", getConstants()},
-                            std::pair{"shared", getShared()}})
+  for (auto [what, list] :
+       {std::pair{"batch", getBatch()}, std::pair{"constants", getConstants()},
+        std::pair{"shared", getShared()}})
     for (Attribute a : list)
       if (!taken.contains(cast<StringAttr>(a).getValue()))
-        return fail() << what << " names '"
-                             << cast<StringAttr>(a).getValue()
-                             << "', which no stage takes";
+        return fail() << what << " names '" << cast<StringAttr>(a).getValue()
+                      << "', which no stage takes";
   return success();
 }

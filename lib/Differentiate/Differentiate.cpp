@@ -386,8 +386,9 @@ public:
     SmallVector<Type> resultTypes;
     for (Value v : results)
       resultTypes.push_back(v.getType());
-    auto fn = func::FuncOp::create(builder, g.getLoc(), name,
-                                   builder.getFunctionType(inputs, resultTypes));
+    auto fn =
+        func::FuncOp::create(builder, g.getLoc(), name,
+                             builder.getFunctionType(inputs, resultTypes));
     auto nameArg = [&](unsigned to, unsigned from) {
       if (auto attr = g.getArgAttrOfType<StringAttr>(from, nameAttr))
         fn.setArgAttr(to, nameAttr, attr);
@@ -453,9 +454,9 @@ static LogicalResult splitForwardAndBackward(func::FuncOp g,
   auto inputsAttr = g->getAttrOfType<DenseI64ArrayAttr>(
       KinaDialect::SplitInputsAttrHelper::getNameStr());
   SmallVector<std::string> names = {(g.getName() + "_forward").str()};
-  for (const char *suffix : inputsAttr ? std::vector<const char *>{"_input",
-                                                                   "_weight"}
-                                       : std::vector<const char *>{"_backward"})
+  for (const char *suffix : inputsAttr
+                                ? std::vector<const char *>{"_input", "_weight"}
+                                : std::vector<const char *>{"_backward"})
     names.push_back((g.getName() + suffix).str());
   for (const std::string &name : names)
     if (symbols.lookup(name))
@@ -519,8 +520,9 @@ static LogicalResult splitForwardAndBackward(func::FuncOp g,
     for (Value v : savedInOrder)
       results.push_back(v.getType());
     auto params = g.getFunctionType().getInputs().take_front(numParams);
-    auto forward = func::FuncOp::create(builder, g.getLoc(), names[0],
-                                        builder.getFunctionType(params, results));
+    auto forward =
+        func::FuncOp::create(builder, g.getLoc(), names[0],
+                             builder.getFunctionType(params, results));
     StringRef nameAttr = KinaDialect::NameAttrHelper::getNameStr();
     for (unsigned i = 0; i < numParams; ++i)
       if (auto name = g.getArgAttrOfType<StringAttr>(i, nameAttr))

@@ -505,11 +505,10 @@ void MLIRGen::declareReverseMode(const Function &fn) {
           << fn.name << "_backward', whose types are not declared";
       return;
     }
-    for (const char *suffix : decl.inputs.empty()
-                                  ? std::vector<const char *>{"_forward",
-                                                              "_backward"}
-                                  : std::vector<const char *>{
-                                        "_forward", "_input", "_weight"})
+    for (const char *suffix :
+         decl.inputs.empty()
+             ? std::vector<const char *>{"_forward", "_backward"}
+             : std::vector<const char *>{"_forward", "_input", "_weight"})
       if (functions.count(fn.name + suffix)) {
         error(fn.loc) << "split=true defines '" << fn.name << suffix
                       << "', a name already taken";
@@ -566,8 +565,8 @@ void MLIRGen::declareReverseMode(const Function &fn) {
   // for G_weight.
   SmallVector<int64_t> inputPositions;
   for (const auto &[name, where] : decl.inputs) {
-    auto inWrt = llvm::find_if(decl.wrt,
-                               [&](const auto &w) { return w.first == name; });
+    auto inWrt =
+        llvm::find_if(decl.wrt, [&](const auto &w) { return w.first == name; });
     if (inWrt == decl.wrt.end()) {
       error(where) << "'" << name << "' is in inputs but not in wrt";
       ok = false;
@@ -1144,7 +1143,8 @@ void MLIRGen::genPipeline(const Function &fn) {
     }
     if (!it->second.op || it->second.ast->reverseMode) {
       if (it->second.ast && it->second.ast->reverseMode)
-        error(where) << "'" << name << "' is defined by reverseMode; a "
+        error(where) << "'" << name
+                     << "' is defined by reverseMode; a "
                         "stage is a function with a body";
       ok = false;
       continue;
@@ -1160,9 +1160,9 @@ void MLIRGen::genPipeline(const Function &fn) {
     return builder.getStrArrayAttr(names);
   };
   builder.setInsertionPointToEnd(module.getBody());
-  auto op = PipelineOp::create(builder, loc(fn.loc), fn.name,
-                               builder.getArrayAttr(stages), strings(decl.batch),
-                               strings(decl.constants), strings(decl.shared));
+  auto op = PipelineOp::create(
+      builder, loc(fn.loc), fn.name, builder.getArrayAttr(stages),
+      strings(decl.batch), strings(decl.constants), strings(decl.shared));
   // Its rules now, so that each pipeline's error is reported.
   SymbolTableCollection symbols;
   if (failed(op.verifySymbolUses(symbols))) {

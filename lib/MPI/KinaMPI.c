@@ -2,11 +2,12 @@
  *
  * One MPI rank is one device: rank r of MPI_COMM_WORLD is device r of the
  * mesh (or, after kina_mpi_split_mesh(n), rank r is device r % n of the
- * mesh of ranks n (r / n) ... n (r / n) + n - 1: a pipeline stage's group). A collective over a mesh axis runs as MPI_Allgather (or
- * MPI_Alltoall) on the communicator of its group (split from the world once per
- *axis and cached), a permute as MPI_Sendrecv between two ranks of the world;
- *the reductions themselves are the runtime's, in group order, so every rank
- *gets the bits the threaded simulator gets.
+ * mesh of ranks n (r / n) ... n (r / n) + n - 1: a pipeline stage's group). A
+ *collective over a mesh axis runs as MPI_Allgather (or MPI_Alltoall) on the
+ *communicator of its group (split from the world once per axis and cached), a
+ *permute as MPI_Sendrecv between two ranks of the world; the reductions
+ *themselves are the runtime's, in group order, so every rank gets the bits the
+ *threaded simulator gets.
  *
  * A library of its own, built against Debian's OpenMPI (its own mpi.h): a
  * generated .so never links MPI. The Python launcher (kina.mpi) loads it.
@@ -49,8 +50,8 @@ static void report(const char *what, int code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  fprintf(stderr, "kina mpi rank %d: %s failed: %.*s\n", run.world_rank,
-          what, length, text);
+  fprintf(stderr, "kina mpi rank %d: %s failed: %.*s\n", run.world_rank, what,
+          length, text);
 }
 
 /* The communicator of this rank's group; MPI_COMM_NULL on failure. Every
@@ -249,8 +250,8 @@ static int64_t free_slot(void) {
 static int valid_transfer(int64_t bytes, int32_t peer, int32_t tag) {
   int *upper = NULL, found = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upper, &found);
-  return bytes >= 0 && bytes <= INT_MAX && peer >= 0 &&
-         peer < run.world_size && tag >= 0 && found && tag <= *upper;
+  return bytes >= 0 && bytes <= INT_MAX && peer >= 0 && peer < run.world_size &&
+         tag >= 0 && found && tag <= *upper;
 }
 
 /* Starts receiving `bytes` from world rank `from`: a handle, or -1. */

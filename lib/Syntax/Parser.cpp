@@ -594,8 +594,9 @@ int Parser::parseOptionName(llvm::ArrayRef<const char *> words,
 }
 
 /// `[p, ...]`: a list of parameter names, `open` set to its '['.
-bool Parser::parseNameList(std::vector<std::pair<std::string, SourceLoc>> &names,
-                           SourceLoc &open, const char *what) {
+bool Parser::parseNameList(
+    std::vector<std::pair<std::string, SourceLoc>> &names, SourceLoc &open,
+    const char *what) {
   open = tok().loc;
   if (!expect(TokenKind::LBracket,
               std::string("'[' to start the ") + what + " list"))
