@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kina/Compiler/CompileModule.h"
-#include "Kina/Dialect/KinaDialect.h"
 
 #include "Kina/Pipelines/ExportedForms.h"
 #include "Kina/Pipelines/Pipelines.h"
@@ -84,11 +83,6 @@ mlir::kina::compileToObject(ModuleOp kinaModule, const CompileOptions &options,
   CompileArtifacts local;
   CompileArtifacts &out = artifacts ? *artifacts : local;
   out.kinaIR = printed(kinaModule, options);
-  // Pipeline declarations are for the runtime, which reads them from the
-  // kina IR (kina.pipelining); the forms built below have no use for them.
-  for (PipelineOp pipeline :
-       llvm::make_early_inc_range(kinaModule.getOps<PipelineOp>()))
-    pipeline.erase();
 
   std::optional<mlir::kina::CPUDescription> cpu =
       mlir::kina::describeCPU(options.targetCPU);

@@ -47,8 +47,19 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbols) {
   llvm::StringSet<> batch = names(getBatch()),
                     constants = names(getConstants()),
                     shared = names(getShared());
+  // Each name one role.
+  for (auto [first, firstList, second, secondList] :
+       {std::tuple{"batch", &batch, "constants", &constants},
+        std::tuple{"batch", &batch, "shared", &shared},
+        std::tuple{"constants", &constants, "shared", &shared}})
+    for (const auto &entry : *firstList)
+      if (secondList->contains(entry.getKey()))
+        return fail() << "'" << entry.getKey() << "' is named in both "
+                      << first << " and " << second
+                      << "; a parameter has one role";
   llvm::StringSet<> taken;
   llvm::StringMap<unsigned> weightStage;
+  llvm::StringMap<unsigned> readers; // a shared weight's stages
   SmallVector<func::FuncOp> stages;
   ArrayAttr refs = getStages();
   if (refs.empty())
@@ -117,6 +128,7 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbols) {
         return stage() << "'" << name << "' is " << describe(param)
                        << ", which has no gradient; an integer parameter is "
                           "data: name it in batch or constants";
+      ++readers[name];
       auto [seen, inserted] = weightStage.try_emplace(name, index);
       if (!inserted && !shared.contains(name))
         return fail() << "weight '" << name << "' is a parameter of stages "
@@ -133,5 +145,43 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbols) {
       if (!taken.contains(cast<StringAttr>(a).getValue()))
         return fail() << what << " names '" << cast<StringAttr>(a).getValue()
                       << "', which no stage takes";
+  for (Attribute a : getShared())
+    if (readers.lookup(cast<StringAttr>(a).getValue()) == 1)
+      return fail() << "shared names '" << cast<StringAttr>(a).getValue()
+                    << "', which only stage "
+                    << weightStage.lookup(cast<StringAttr>(a).getValue())
+                    << " takes; shared ties a weight several stages read";
+  // A function left out of the list: one no stage is, that nothing calls,
+  // taking one stage's result and returning what the next takes (a block
+  // of layers between them).
+  auto module = cast<ModuleOp>((*this)->getParentOp());
+  auto same = [](Type a, Type b) {
+    auto x = cast<KinaTensorType>(a), y = cast<KinaTensorType>(b);
+    return x.getElementType() == y.getElementType() &&
+           x.getShape() == y.getShape();
+  };
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    FunctionType type = fn.getFunctionType();
+    if (llvm::is_contained(stages, fn) || type.getNumInputs() == 0 ||
+        type.getNumResults() != 1 || fn.isDeclaration() ||
+        !llvm::all_of(type.getInputs(), llvm::IsaPred<KinaTensorType>) ||
+        !isa<KinaTensorType>(type.getResult(0)) ||
+        !SymbolTable::symbolKnownUseEmpty(fn, module))
+      continue;
+    for (size_t k = 1; k < stages.size(); ++k) {
+      FunctionType before = stages[k - 1].getFunctionType();
+      FunctionType after = stages[k].getFunctionType();
+      if (same(type.getInput(0), before.getResult(0)) &&
+          same(type.getResult(0), after.getInput(0)))
+        return fail() << "'" << fn.getSymName()
+                      << "' is no stage, yet it takes stage " << k - 1
+                      << "'s result and returns what stage " << k
+                      << " takes, and nothing calls it: a stage left out? "
+                         "(list it between '"
+                      << stages[k - 1].getSymName() << "' and '"
+                      << stages[k].getSymName()
+                      << "', or call it from a stage)";
+    }
+  }
   return success();
 }

@@ -514,9 +514,15 @@ void MLIRGen::declareReverseMode(const Function &fn) {
                       << "', a name already taken";
         return;
       }
-  } else if (!decl.inputs.empty()) {
+  } else if (decl.inputsLoc.line) {
     error(decl.inputsLoc) << "inputs=[...] splits the backward of a split "
                              "reverseMode: it needs split=true";
+    return;
+  }
+  if (decl.inputsLoc.line && decl.inputs.empty()) {
+    error(decl.inputsLoc) << "inputs=[] names no parameter: name the wrt "
+                             "parameters whose gradients come first, or "
+                             "leave inputs out";
     return;
   }
   // As jax.grad, which needs an argument to differentiate: a gradient of
@@ -1203,6 +1209,18 @@ MLIRGen::genCallResults(const Expr &expr) {
   }
   func::FuncOp callee = it->second.op;
   const Function *calleeAst = it->second.ast;
+  if (calleeAst && calleeAst->reverseMode && calleeAst->reverseMode->split) {
+    error(expr.loc) << "'" << expr.name
+                    << "' is a split reverseMode: it defines '" << expr.name
+                    << "_forward' and '" << expr.name
+                    << (calleeAst->reverseMode->inputs.empty()
+                            ? "_backward'"
+                            : "_input' and '" + expr.name + "_weight'")
+                    << " for the host to call, not '" << expr.name
+                    << "' itself; inside the program, call a reverseMode "
+                       "without split=true";
+    return std::nullopt;
+  }
   SmallVector<Value> args;
   bool ok = true;
   FunctionType calleeType = callee ? callee.getFunctionType() : FunctionType();

@@ -211,6 +211,11 @@ mlir::kina::buildExportedForms(ModuleOp program, bool probes,
       runOnCopy(program, createDifferentiatePass());
   if (failed(differentiated))
     return failure();
+  // Pipeline declarations are for the runtime, which reads them from the
+  // kina IR (kina.pipelining); the forms have no use for them.
+  for (PipelineOp pipeline : llvm::make_early_inc_range(
+           (*differentiated)->getOps<PipelineOp>()))
+    pipeline.erase();
   // Functions with `@auto` parameters or results are placed by the
   // solver before the propagation places the rest.
   if (hasAutoPlacements(**differentiated)) {

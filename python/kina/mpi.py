@@ -85,8 +85,8 @@ class _Backend:
         return out
 
 
-def _say(rank, message):
-    sys.stderr.write("kina.mpi rank %d: %s\n" % (rank, message))
+def _say(rank, message, program="kina.mpi"):
+    sys.stderr.write("%s rank %d: %s\n" % (program, rank, message))
     sys.stderr.flush()
 
 
@@ -168,13 +168,14 @@ def main(argv=None):
     return run_or_abort(_Backend(args.threads), _run, args)
 
 
-def run_or_abort(backend, run, args):
-    """run(args, backend); an error of any kind says why on stderr and
-    aborts the whole job, so that no rank is left waiting."""
+def run_or_abort(backend, run, args, program="kina.mpi"):
+    """run(args, backend); an error of any kind says why on stderr (as
+    `program rank N: ...`) and aborts the whole job, so that no rank is
+    left waiting."""
     try:
         return run(args, backend)
     except BaseException as error:
-        _say(backend.rank, "%s: %s" % (type(error).__name__, error))
+        _say(backend.rank, "%s: %s" % (type(error).__name__, error), program)
         backend.lib.kina_mpi_abort(1)
         raise
 

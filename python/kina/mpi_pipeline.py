@@ -207,7 +207,7 @@ def main(argv=None):
                      "weights" % args.pipeline)
     backend = _Backend(1)
     _bind(backend.lib)
-    return run_or_abort(backend, _run, args)
+    return run_or_abort(backend, _run, args, "kina.mpi_pipeline")
 
 
 def _sum_over_stages(lane, pipe, outcome, replica, rank):

@@ -72,11 +72,6 @@ class PipelineError(RuntimeError):
     names the stage, the rank and the action."""
 
 
-def _type(param):
-    """A parameter's type as the program writes it: `F32 [4, 8]`."""
-    return "%s %s" % (param.dtype.upper(), list(param.shape))
-
-
 def gradient_dtype(param):
     """The dtype a weight's gradient accumulates in: its own, but F32 for
     BF16 (whose gradients are 16-bit words)."""
@@ -95,6 +90,20 @@ def mean_loss(losses):
     for loss in losses:
         total += np.float64(loss)
     return total / len(losses)
+
+
+# The name under which a listed pipeline's stages are checked as the
+# language's declaration.
+_LISTED = "kina_pipeline_stages"
+
+
+def _declaration(name, stages, batch, constants, shared):
+    """`fn NAME = pipeline(...)` as source writes it."""
+    options = "".join(", %s=[%s]" % (word, ", ".join(names))
+                      for word, names in (("batch", batch),
+                                          ("constants", constants),
+                                          ("shared", shared)) if names)
+    return "fn %s = pipeline(%s%s)" % (name, ", ".join(stages), options)
 
 
 def declared_pipeline(source, filename, name):
@@ -380,7 +389,7 @@ class Pipeline:
         self.module = kina.compile(self.source, filename,
                                    num_threads=num_threads,
                                    cache_dir=cache_dir)
-        self._check_stages(self.module)
+        self._bind_stages(self.module)
         # The stages placed on the mesh, and the devices each rank's group
         # has: the mesh's, when stages are placed on it.
         self.placed = [stage.name for stage in placed]
@@ -411,80 +420,31 @@ class Pipeline:
             declared[match.group(1)] = [name for _, name in params]
             types[match.group(1)] = {name: _source_type(t)
                                      for t, name in params}
-        stages = []
         for index, name in enumerate(names):
             if name not in declared:
                 raise PipelineError("stage %d: no function %r in the program "
                                     "(it has: %s)" % (index, name,
                                                       ", ".join(declared)))
-            params = declared[name]
-            if index > 0 and (not params or params[0] in self.batch_names
-                              or params[0] in self.constants):
-                raise PipelineError(
-                    "stage %d (%s) must take stage %d's result as its first "
-                    "parameter; it takes %s" % (
-                        index, name, index - 1,
-                        "%s, named as %s" % (params[0], "batch"
-                                             if params[0] in self.batch_names
-                                             else "a constant")
-                        if params else "nothing"))
-            stage = _Stage(index, name, params, self.batch_names,
-                           self.constants, index == len(names) - 1,
-                           types[name])
-            for weight in stage.weights + [stage.activation or ""]:
-                text = stage.types.get(weight, ("",))[0]
-                if text.startswith("Tensor[I"):
-                    raise PipelineError(
-                        "stage %d (%s): %r is %s, which has no gradient; "
-                        "an integer parameter is data: name it in batch or "
-                        "constants" % (index, name, weight, text))
-            stages.append(stage)
-        seen = {}
-        for stage in stages:
-            for weight in stage.weights:
-                if weight in seen and weight not in self.shared:
-                    raise PipelineError(
-                        "weight %r is a parameter of stages %d and %d; a "
-                        "weight belongs to one stage (rename one, or name "
-                        "it in shared=[...] to tie it)" % (
-                            weight, seen[weight], stage.index))
-                seen.setdefault(weight, stage.index)
-        taken = {p for s in stages for p in declared[s.name]}
-        for what, given in (("batch", self.batch_names),
-                            ("constant", self.constants),
-                            ("shared", self.shared)):
-            unused = set(given) - taken
-            if unused:
-                raise PipelineError("%s names no stage takes: %s" % (
-                    what, ", ".join(sorted(unused))))
-        return stages
+        # The language's rules of a pipeline (types that chain, each
+        # parameter's role, a function left out of the list), as if the
+        # program declared this one.
+        try:
+            kina.check(source + "\n" + _declaration(
+                _LISTED, names, self.batch_names, self.constants,
+                self.shared) + "\n", filename)
+        except kina.CompileError as error:
+            raise PipelineError(str(error).split(": error: ")[-1]
+                                .replace("pipeline '%s': " % _LISTED, "")
+                                .splitlines()[0]) from None
+        return [_Stage(index, name, declared[name], self.batch_names,
+                       self.constants, index == len(names) - 1, types[name])
+                for index, name in enumerate(names)]
 
-    def _check_stages(self, module):
-        """Each stage's types, checked against its neighbours'."""
-        stages = []
+    def _bind_stages(self, module):
+        """Each stage's compiled signature (the language checked its types
+        against its neighbours')."""
         for stage in self._stages:
-            index, name = stage.index, stage.name
-            stage.bind(module.functions[name])
-            if not hasattr(stage.result, "dtype"):  # a tuple of results
-                raise PipelineError("stage %d (%s) returns %d results; a "
-                                    "stage returns one" % (
-                                        index, name, len(stage.result)))
-            if stage.last and (stage.result.shape or
-                               stage.result.dtype not in ("f32", "f64")):
-                raise PipelineError(
-                    "the last stage (%s) returns %s; it must return the "
-                    "microbatch's loss, a rank-0 F32 or F64" % (
-                        name, _type(stage.result)))
-            if index > 0:
-                before, first = stages[-1], stage.params[0]
-                if (first.dtype, list(first.shape)) != (
-                        before.result.dtype, list(before.result.shape)):
-                    raise PipelineError(
-                        "stage %d (%s) must take stage %d's result (%s) as "
-                        "its first parameter; it takes %s" % (
-                            index, name, index - 1, _type(before.result),
-                            "%s: %s" % (first.name, _type(first))))
-            stages.append(stage)
+            stage.bind(module.functions[stage.name])
 
     @property
     def weights(self):

@@ -316,28 +316,39 @@ def test_pipelines_that_cannot_run_are_refused_before_running():
                    stages=["layer0", "layer9", "layer2", "head"])
     pipeline_error(r"a function is named as two stages",
                    stages=["layer0", "layer1", "layer1", "head"])
-    pipeline_error(r"the last stage \(layer2\) returns F32 \[4, 8\]",
+    pipeline_error(r"stage 2 \('layer2'\): is the last stage, which returns "
+                   r"the microbatch's loss, a rank-0 F32 or F64; it returns "
+                   r"F32 \[4, 8\]",
                    stages=["layer0", "layer1", "layer2"], batch=["x"],
                    schedule="gpipe")
-    pipeline_error(r"stage 1 \(head\) must take stage 0's result as its "
-                   r"first parameter; it takes y, named as batch",
+    pipeline_error(r"stage 1 \('head'\): must take stage 0's result as its "
+                   r"first parameter; it takes 'y', named as batch",
                    stages=["layer0", "head"], schedule="gpipe",
                    text=source(ROWS, WIDTH).replace(
                        "fn head(h: Tensor[F32, [4, 8], @host], w3: Tensor[F32, "
                        "[8, 1], @host], y: Tensor[F32, [4, 1], @host])",
                        "fn head(y: Tensor[F32, [4, 1], @host], h: Tensor[F32, "
                        "[4, 8], @host], w3: Tensor[F32, [8, 1], @host])"))
-    pipeline_error(r"stage 1 \(head\) must take stage 0's result",
+    pipeline_error(r"stage 1 \('head'\): must take stage 0's result "
+                   r"\(F32 \[4, 8\]\) as its first parameter; 'h' is "
+                   r"F32 \[4, 7\]",
                    stages=["layer0", "head"], schedule="gpipe",
                    text=source(ROWS, WIDTH).replace(
                        "fn head(h: Tensor[F32, [4, 8]",
                        "fn head(h: Tensor[F32, [4, 7]").replace(
                        "w3: Tensor[F32, [8, 1]", "w3: Tensor[F32, [7, 1]"))
-    pipeline_error(r"batch names no stage takes: z", batch=("x", "y", "z"))
-    pipeline_error(r"stage 0 \(embed\): 'ids' is Tensor\[I32, \[4\], @host\], "
+    pipeline_error(r"batch names 'z', which no stage takes",
+                   batch=("x", "y", "z"))
+    pipeline_error(r"stage 1 \('head'\): 'n' is I32 \[4\], "
                    r"which has no gradient; an integer parameter is data: "
                    r"name it in batch or constants", stages=["embed", "head"],
-                   batch=(), text=GATHERING)
+                   batch=("ids",), text=GATHERING.replace(
+                       "fn head(h: Tensor[F32, [4, 8], @host], ",
+                       "fn head(h: Tensor[F32, [4, 8], @host], n: Tensor[I32, "
+                       "[4], @host], "))
+    pipeline_error(r"a pipeline needs batch=\[...\]: the parameters cut into "
+                   r"microbatches", stages=["embed", "head"], batch=(),
+                   text=GATHERING)
     pipeline_error(r"divisible|multiple", schedule="interleaved",
                    microbatches=3)
     shared = source(ROWS, WIDTH).replace("w1", "w0")
@@ -453,7 +464,7 @@ def test_a_failing_rank_ends_the_job(tmp_path):
                      "embed,head", "--batch", "ids", "--microbatches", "2",
                      timeout=120)
     assert done.returncode != 0
-    assert "rank 0" in done.stderr, done.stderr
+    assert "kina.mpi_pipeline rank 0: " in done.stderr, done.stderr
     assert "F1 (embed on microbatch 1)" in done.stderr, done.stderr
     assert not (tmp_path / "out.npz").exists()
 
@@ -511,3 +522,14 @@ def test_a_declared_pipeline_is_the_listed_one(steps):
     with pytest.raises(pipelining.PipelineError, match=r"batch=\[...\] "
                        r"names the parameters cut into microbatches"):
         pipelining.Pipeline(text, STAGES)
+
+
+def test_a_function_left_out_of_the_stages_is_named():
+    # layer1 takes layer0's result and returns what layer2 takes, and
+    # nothing calls it: listing the others leaves it out.
+    text = source(ROWS, WIDTH)
+    with pytest.raises(pipelining.PipelineError, match=r"'layer1' is no "
+                       r"stage, yet it takes stage 0's result and returns "
+                       r"what stage 1 takes, and nothing calls it: a stage "
+                       r"left out\? \(list it between 'layer0' and 'layer2'"):
+        pipelining.Pipeline(text, ["layer0", "layer2", "head"], ["x", "y"])
