@@ -2,8 +2,10 @@
 makes (each with its own hostname, `lo` up, joined by a veth pair and
 nothing else), OpenMPI started in the first and reaching the second
 through a `plm_rsh_agent` that runs `ip netns exec`, TCP only, on the veth
-subnet only. The ranks compute the simulator's bits, at least the ledger's
-bytes cross the veth, and a rank killed on one host ends the job on both.
+subnet only. The ranks compute the simulator's bits (a data x tensor
+parallel gradient, and a pipeline whose stages are on different hosts),
+at least the ledger's bytes cross the veth, and a rank killed on one host
+ends the job on both.
 Skipped, with the reason, where namespaces cannot be made (not root, no
 `ip`, a container without CAP_NET_ADMIN)."""
 
@@ -103,14 +105,17 @@ class TwoHosts:
         listed = ip("netns", "pids", self.hosts[host][0], check=False)
         return [int(p) for p in listed.stdout.split()]
 
-    def mpirun(self, *command, ranks=4):
-        """Starts `mpirun -n ranks command...` on the first host."""
+    def mpirun(self, *command, ranks=4, cache=None):
+        """Starts `mpirun -n ranks command...` on the first host (the
+        ranks sharing compile cache `cache`, if given)."""
         ns, _, _, name = self.hosts[0]
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   PYTHONPATH=os.pathsep.join(sys.path))
+                   PYTHONPATH=os.pathsep.join(sys.path),
+                   KINA_CACHE_DIR=str(cache or ""))
         launch = ["mpirun", "-n", str(ranks), "--hostfile",
                   str(self.hostfile), "-x", "PYTHONPATH",
+                  "-x", "KINA_CACHE_DIR",
                   "--mca", "plm_rsh_agent", str(self.agent),
                   "--mca", "btl", "tcp,self",
                   "--mca", "btl_tcp_if_include", self.subnet + ".0/24",
@@ -208,6 +213,44 @@ def test_ranks_on_two_hosts_compute_the_simulators_bits(hosts, gradient):
     assert [(t.collective, t.over) for t in moved] == [("all_reduce", "dp")]
     assert ledger == 256 * 256 * 4
     assert crossed >= 4 * ledger, (crossed, ledger)
+
+
+def test_a_pipeline_across_two_hosts_computes_the_simulators_bits(
+        hosts, tmp_path):
+    # Pipeline x tensor parallel: stage 0's group (ranks 0, 1) on the first
+    # host, stage 1's (ranks 2, 3) on the second, so that every activation
+    # and cotangent crosses the veth and the tp collectives stay on a host.
+    from kina import pipelining
+    from test_pipeline_tensor_parallel import (MICROBATCHES, ROWS, SOURCE,
+                                               STAGES, TENSOR, WIDTH, data)
+    program = tmp_path / "mlp_tp.kina"
+    program.write_text(SOURCE + "fn step = pipeline(%s, batch=[x, y])\n"
+                       % ", ".join(STAGES))
+    pipe = pipelining.Pipeline(program.read_text(), "step", schedule="1f1b",
+                               microbatches=MICROBATCHES,
+                               filename=str(program),
+                               cache_dir=str(tmp_path / "cache"))
+    weights, batch = data(5)
+    simulated = pipe.step(weights, batch)
+    np.savez(tmp_path / "in.npz", **weights, **batch)
+    before = hosts.veth_bytes()
+    job = hosts.mpirun(sys.executable, "-m", "kina.mpi_pipeline",
+                       str(program), str(tmp_path / "in.npz"),
+                       str(tmp_path / "out.npz"), "--pipeline", "step",
+                       "--microbatches", str(MICROBATCHES),
+                       cache=tmp_path / "cache")
+    _, stderr = job.communicate(timeout=TIMEOUT)
+    assert job.returncode == 0, stderr
+    crossed = hosts.veth_bytes() - before
+    with np.load(tmp_path / "out.npz") as out:
+        assert float(out["loss"]) == simulated.loss
+        for name, value in simulated.gradients.items():
+            np.testing.assert_array_equal(out["grad_" + name], value,
+                                          err_msg=name)
+        assert int(out["bytes_moved"]) == simulated.bytes_moved
+    # Each microbatch's activation and cotangent, a block per device.
+    between_hosts = MICROBATCHES * 2 * TENSOR * ROWS * WIDTH * 4
+    assert crossed >= between_hosts, (crossed, between_hosts)
 
 
 def test_a_rank_killed_on_one_host_ends_the_job_on_both(hosts, gradient):
