@@ -50,7 +50,17 @@ class CompileError(Exception):
 # that parameter's name; None otherwise.
 Param = collections.namedtuple("Param", "name dtype shape reuses",
                                defaults=(None,))
-Signature = collections.namedtuple("Signature", "name params result")
+
+
+class Signature(collections.namedtuple("Signature", "name params result")):
+    """A function's parameters and result: `result` is one Param, or a
+    tuple of them for several results; `results` is always the tuple (a
+    Param is itself a tuple, so `isinstance(result, tuple)` cannot tell)."""
+    __slots__ = ()
+
+    @property
+    def results(self):
+        return self.result if type(self.result) is tuple else (self.result,)
 
 # The IR kept per stage: as written, after differentiation and placement
 # propagation (global view, collectives in place), the host form, the

@@ -50,7 +50,7 @@ def check_grads(module, name, *args, wrt, eps=1e-3, rtol=2e-2, seed=0,
             name, ", ".join(params), list(wrt)))
     # What reverseMode refuses, said of the user's function and parameter
     # (from the signature) rather than of the line the check adds.
-    several = type(signature.result) is tuple  # a Param is a namedtuple
+    several = len(signature.results) > 1
     if several or signature.result.dtype not in _CHECKED:
         raise ValueError(
             "check_grads: '%s' returns %s; the check takes a function of "

@@ -76,6 +76,11 @@ def test_python_returns_a_tuple(moments, x):
     np.testing.assert_allclose(var, ref_var, rtol=1e-5, atol=1e-6)
     assert [p.name for p in moments.functions["moments"].result] == [
         "result_0", "result_1"]
+    # `results` is a tuple for one result too (a Param is a tuple itself).
+    assert moments.functions["moments"].results == \
+        moments.functions["moments"].result
+    one = moments.functions["spread"]
+    assert one.results == (one.result,) and one.result.name == "result"
     # A single-result caller of a multiple binding, and reshape to [].
     spread = moments.spread(x)
     assert spread.shape == ()
