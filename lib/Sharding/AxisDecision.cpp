@@ -15,6 +15,24 @@ bool AxisDecision::keeps(unsigned operand) const {
          });
 }
 
+/// The other summand when `op`'s result, left partial over `axis`, would
+/// join a partial sum for free: its only user is an add or sub whose
+/// other operand is already partial over `axis`, placed as the result
+/// would be. Else null.
+static Value partialSumJoined(Operation *op, StringAttr axis,
+                              PlacementAttr result) {
+  Value value = op->getResult(0);
+  if (op->getNumResults() != 1 || !value.hasOneUse())
+    return nullptr;
+  Operation *user = *value.getUsers().begin();
+  if (!isa<AddOp, SubOp>(user))
+    return nullptr;
+  for (Value other : user->getOperands())
+    if (other != value && placementOf(other) == result.withPartial(axis))
+      return other;
+  return nullptr;
+}
+
 AxisDecision mlir::kina::decideAxis(Operation *op, const ShardingRule &rule,
                                     StringAttr axis, PlacementAttr result,
                                     MeshOp mesh, bool keepASplit) {
@@ -41,18 +59,24 @@ AxisDecision mlir::kina::decideAxis(Operation *op, const ShardingRule &rule,
       resultType.getPlacement().isMesh()
           ? resultType.getPlacement().getAxisSplitBy(axis)
           : std::nullopt;
+  Value partner = partialSumJoined(op, axis, result);
   // The bytes of keeping `keep` (none: gathering every operand).
   auto cost = [&](std::optional<int64_t> keep) {
     int64_t bytes = 0;
     for (auto [i, factor] : decision.claims)
       if (factor != keep)
         bytes += sent(Collective::AllGather, op->getOperand(i));
-    if (keep && *keep >= 0 &&
-        rule.factors[*keep] == ShardingRule::Kind::Contracting)
+    bool partial = keep && *keep >= 0 &&
+                   rule.factors[*keep] == ShardingRule::Kind::Contracting;
+    // A partial result is reduced later, once with its partner if it
+    // joins one; a whole result makes the partner be reduced on its own.
+    if (partial && !partner)
       bytes += sent(wantedDim ? Collective::ReduceScatter
                               : Collective::AllReduce,
                     op->getResult(0));
-    else if (keep && wantedDim && rule.resultDims[*wantedDim] != *keep)
+    if (!partial && partner)
+      bytes += sent(Collective::AllReduce, partner);
+    if (!partial && keep && wantedDim && rule.resultDims[*wantedDim] != *keep)
       bytes += sent(Collective::AllToAll, op->getResult(0));
     return bytes;
   };
