@@ -199,10 +199,11 @@ void ThreadMesh::receive(int rank, const Post &post) const {
     }
     char *to = static_cast<char *>(const_cast<void *>(post.recv)) + j * bytes;
     if (post.kind == Kind::AllToAll) {
-      // Member j's block for this device.
-      std::memcpy(to, static_cast<const char *>(member.send) +
-                          coordinate * bytes,
-                  size_t(bytes));
+      // Member j's block for this device (its own stays in its send).
+      if (j != coordinate)
+        std::memcpy(to,
+                    static_cast<const char *>(member.send) + coordinate * bytes,
+                    size_t(bytes));
       continue;
     }
     if (!member.send && j == coordinate)

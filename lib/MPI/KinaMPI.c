@@ -127,16 +127,23 @@ static int32_t gather(const void *send, void *recv, int64_t rows,
 
 static int32_t scatter(const void *send, void *recv, int64_t bytes,
                        int32_t size, int64_t stride) {
-  if (bytes < 0 || bytes > INT_MAX || size < 1 || stride < 1 ||
-      size * stride > run.device.size)
+  if (bytes < 0 || size < 1 || size > KINA_MAX_MESH_DEVICES ||
+      bytes * size > INT_MAX || stride < 1 || size * stride > run.device.size)
     return KINA_STATUS_COLLECTIVE_FAILED;
   MPI_Comm comm = group_comm(size, stride);
   if (comm == MPI_COMM_NULL)
     return KINA_STATUS_COLLECTIVE_FAILED;
-  int code = MPI_Alltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes,
-                          MPI_BYTE, comm);
+  /* No block to or from this rank itself (MPI_Alltoall would copy it). */
+  int counts[KINA_MAX_MESH_DEVICES], offsets[KINA_MAX_MESH_DEVICES];
+  int self = (int)((run.device.rank / stride) % size);
+  for (int32_t j = 0; j < size; ++j) {
+    counts[j] = j == self ? 0 : (int)bytes;
+    offsets[j] = (int)(j * bytes);
+  }
+  int code = MPI_Alltoallv(send, counts, offsets, MPI_BYTE, recv, counts,
+                           offsets, MPI_BYTE, comm);
   if (code != MPI_SUCCESS) {
-    report("MPI_Alltoall", code);
+    report("MPI_Alltoallv", code);
     return KINA_STATUS_COLLECTIVE_FAILED;
   }
   return KINA_STATUS_OK;

@@ -138,7 +138,8 @@ void kina_collective_all_slice(int64_t in, int64_t out,
            (size_t)block);
 }
 
-/* recv[j] = member j's send[c] ([group][bytes] each); as `exchange`. */
+/* recv[j] = member j's send[c] ([group][bytes] each), but for this
+   device's own, recv[c], which is not written; as `exchange`. */
 static int all_to_all(const void *send, void *recv, int64_t bytes,
                       int64_t group_size, int64_t group_stride) {
   if (!failed()) {
@@ -163,17 +164,17 @@ static void transpose_blocks(const void *src, void *dst, int64_t outer,
              (const char *)src + (o * group_size + j) * block, (size_t)block);
 }
 
-/* out[i] = the reduction of parts[j][i] over the group, in group order. */
+/* out[i] = the reduction of member j's block[j][i] over the group, in
+   group order. */
 #define REDUCE(T, IS_MAX)                                                      \
   do {                                                                         \
-    const T *in = (const T *)parts;                                            \
     T *result = (T *)out;                                                      \
     for (int64_t i = 0; i < count; ++i) {                                      \
-      T acc = in[i];                                                           \
+      T acc = ((const T *)block[0])[i];                                        \
       for (int64_t j = 1; j < group_size; ++j) {                               \
-        T next = in[j * count + i];                                            \
-        acc = (IS_MAX) ? (next > acc || next != next ? next : acc)             \
-                       : acc + next;                                           \
+        T next = ((const T *)block[j])[i];                                     \
+        acc =                                                                  \
+            (IS_MAX) ? (next > acc || next != next ? next : acc) : acc + next; \
       }                                                                        \
       result[i] = acc;                                                         \
     }                                                                          \
@@ -182,14 +183,13 @@ static void transpose_blocks(const void *src, void *dst, int64_t outer,
 /* The same over 16-bit floats: accumulated in float, rounded once. */
 #define REDUCE_16(TO_FLOAT, FROM_FLOAT, IS_MAX)                                \
   do {                                                                         \
-    const uint16_t *in = (const uint16_t *)parts;                              \
     uint16_t *result = (uint16_t *)out;                                        \
     for (int64_t i = 0; i < count; ++i) {                                      \
-      float acc = TO_FLOAT(in[i]);                                             \
+      float acc = TO_FLOAT(((const uint16_t *)block[0])[i]);                   \
       for (int64_t j = 1; j < group_size; ++j) {                               \
-        float next = TO_FLOAT(in[j * count + i]);                              \
-        acc = (IS_MAX) ? (next > acc || next != next ? next : acc)             \
-                       : acc + next;                                           \
+        float next = TO_FLOAT(((const uint16_t *)block[j])[i]);                \
+        acc =                                                                  \
+            (IS_MAX) ? (next > acc || next != next ? next : acc) : acc + next; \
       }                                                                        \
       result[i] = FROM_FLOAT(acc);                                             \
     }                                                                          \
@@ -261,8 +261,8 @@ static uint16_t float_to_f16(float value) {
                                         13);
 }
 
-static void reduce_parts(const void *parts, void *out, int64_t count,
-                         int64_t dtype, int64_t kind, int64_t group_size) {
+static void reduce_blocks(const void *const *block, void *out, int64_t count,
+                          int64_t dtype, int64_t kind, int64_t group_size) {
   int is_max = kind == KINA_REDUCE_MAX;
   switch (dtype) {
   case KINA_DTYPE_F32:
@@ -311,7 +311,8 @@ static void *scratch(int64_t bytes, void *out, int64_t out_bytes) {
 }
 
 /* send: [group][count] elements; out: [count], the reduction over the
-   group of every member's send[c], in group order. */
+   group of every member's send[c], in group order. This device's own
+   block is read where it is (the all-to-all does not copy it). */
 static void reduce_my_block(const void *send, void *out, int64_t count,
                             int64_t dtype, int64_t kind, int64_t group_size,
                             int64_t group_stride) {
@@ -319,8 +320,17 @@ static void reduce_my_block(const void *send, void *out, int64_t count,
   void *parts = scratch(bytes * group_size, out, bytes);
   if (!parts)
     return;
-  all_to_all(send, parts, bytes, group_size, group_stride);
-  reduce_parts(parts, out, count, dtype, kind, group_size);
+  if (!all_to_all(send, parts, bytes, group_size, group_stride)) {
+    memset(out, 0, (size_t)bytes);
+    _mlir_memref_to_llvm_free(parts);
+    return;
+  }
+  int64_t mine = kina_collective_coordinate(group_size, group_stride);
+  const void *block[KINA_MAX_MESH_DEVICES];
+  for (int64_t j = 0; j < group_size; ++j)
+    block[j] = j == mine ? (const char *)send + mine * bytes
+                         : (const char *)parts + j * bytes;
+  reduce_blocks(block, out, count, dtype, kind, group_size);
   _mlir_memref_to_llvm_free(parts);
 }
 
@@ -393,7 +403,10 @@ void kina_collective_all_to_all(int64_t in, int64_t out, int64_t to_outer,
   char *send = buffer, *recv = send + piece * group_size;
   transpose_blocks((const void *)(intptr_t)in, send, to_outer, group_size,
                    to_block);
-  all_to_all(send, recv, piece, group_size, group_stride);
+  if (all_to_all(send, recv, piece, group_size, group_stride)) {
+    int64_t mine = kina_collective_coordinate(group_size, group_stride);
+    memcpy(recv + mine * piece, send + mine * piece, (size_t)piece);
+  }
   transpose_blocks(recv, (void *)(intptr_t)out, group_size, from_outer,
                    from_block);
   _mlir_memref_to_llvm_free(buffer);

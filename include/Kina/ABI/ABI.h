@@ -78,8 +78,11 @@ struct kina_device {
   int32_t (*agree)(const struct kina_device *device, int32_t status);
   /* An all-to-all within rank's group: `send` holds one block of `bytes`
      per member, [group][bytes]; `recv[j]` gets member j's block for this
-     device (its send[c]). Each device sends (group - 1) blocks: what a
-     reduce-scatter or an all_to_all moves. Fails as `exchange` does. */
+     device (its send[c]), for every member j but this device: its own
+     block, recv[c], is not written (the caller reads send[c]; copying it
+     cost a reduce-scatter a third of its time). Each device sends
+     (group - 1) blocks: what a reduce-scatter or an all_to_all moves.
+     Fails as `exchange` does. */
   int32_t (*all_to_all)(const struct kina_device *device, const void *send,
                         void *recv, int64_t bytes, int32_t group_size,
                         int64_t group_stride);
