@@ -106,15 +106,16 @@ def _declaration(name, stages, batch, constants, shared):
     return "fn %s = pipeline(%s%s)" % (name, ", ".join(stages), options)
 
 
-def declared_pipeline(source, filename, name):
+def declared_pipeline(source, filename, name, checked=None):
     """`fn NAME = pipeline(...)` of `source`, as the kina.pipeline op the
-    frontend checked: (stage names, batch, constants, shared)."""
+    frontend checked (`checked`: kina.check's text of it, if at hand):
+    (stage names, batch, constants, shared)."""
     import kina
     declared = {}
     for match in re.finditer(
             r'kina\.pipeline @(\w+) stages \[(.*?)\] batch \[(.*?)\] '
             r'constants \[(.*?)\] shared \[(.*?)\]',
-            kina.check(source, filename)):
+            checked or kina.check(source, filename)):
         stages, *roles = match.groups()[1:]
         declared[match.group(1)] = (re.findall(r"@(\w+)", stages),
                                     *[re.findall(r'"(\w+)"', r)
@@ -323,13 +324,15 @@ class Pipeline:
                  timeout=DEFAULT_TIMEOUT_SECONDS, cache_dir=None,
                  optimizer=None, recompute=None, replicas=1, shared=()):
         import kina
+        checked = None  # kina.check's text of a declared pipeline's source
         if isinstance(stages, str):  # a `fn P = pipeline(...)` of the source
             if batch is not None or constants or shared:
                 raise PipelineError(
                     "pipeline %r declares its batch, constants and shared "
                     "weights; give them there, not here" % stages)
+            checked = kina.check(source, filename)
             stages, batch, constants, shared = declared_pipeline(
-                source, filename, stages)
+                source, filename, stages, checked)
         elif batch is None:
             raise PipelineError("batch=[...] names the parameters cut into "
                                 "microbatches")
@@ -367,7 +370,7 @@ class Pipeline:
             raise PipelineError("optimizer must be None or one of %s, not "
                                 "%r" % (", ".join(OPTIMIZERS), optimizer))
         self.optimizer = optimizer
-        self._stages = self._find_stages(source, filename, stages)
+        self._stages = self._find_stages(source, filename, stages, checked)
         placed = [stage for stage in self._stages if stage.placed]
         if recompute is False and placed:
             raise PipelineError(
@@ -408,13 +411,16 @@ class Pipeline:
         return any(a.phase in ("B", "W") for rank in self.schedule.ranks
                    for a in rank)
 
-    def _find_stages(self, source, filename, names):
+    def _find_stages(self, source, filename, names, checked=None):
         """The stages by name, their parameters' roles from the program's
-        declarations (kina.check: parsed and typed, not compiled)."""
+        declarations (kina.check: parsed and typed, not compiled; `checked`:
+        that text of a program that declares this pipeline, whose rules
+        the frontend has checked)."""
         import kina
         declared, types = {}, {}
         for match in re.finditer(r"func\.func (?:private )?@([\w.]+)\((.*)\)"
-                                 r" ->", kina.check(source, filename)):
+                                 r" ->", checked or kina.check(source,
+                                                               filename)):
             params = re.findall(r'!kina\.tensor<([^>]*)> \{kina\.name = '
                                 r'"(\w+)"\}', match.group(2))
             declared[match.group(1)] = [name for _, name in params]
@@ -426,16 +432,18 @@ class Pipeline:
                                     "(it has: %s)" % (index, name,
                                                       ", ".join(declared)))
         # The language's rules of a pipeline (types that chain, each
-        # parameter's role, a function left out of the list), as if the
-        # program declared this one.
-        try:
-            kina.check(source + "\n" + _declaration(
-                _LISTED, names, self.batch_names, self.constants,
-                self.shared) + "\n", filename)
-        except kina.CompileError as error:
-            raise PipelineError(str(error).split(": error: ")[-1]
-                                .replace("pipeline '%s': " % _LISTED, "")
-                                .splitlines()[0]) from None
+        # parameter's role, a function left out of the list): a listed one
+        # is checked as if the program declared it.
+        if not checked:
+            try:
+                kina.check(source + "\n" + _declaration(
+                    _LISTED, names, self.batch_names, self.constants,
+                    self.shared) + "\n", filename)
+            except kina.CompileError as error:
+                raise PipelineError(
+                    str(error).split(": error: ")[-1]
+                    .replace("pipeline '%s': " % _LISTED, "")
+                    .splitlines()[0]) from None
         return [_Stage(index, name, declared[name], self.batch_names,
                        self.constants, index == len(names) - 1, types[name])
                 for index, name in enumerate(names)]
