@@ -5,10 +5,12 @@ the `kina` package (build/python/kina_reference).
 
     from kina_reference import TorchGPT, TorchTrainer, TrainableGPT
     from kina_reference import storylm0_forward
+    from kina_reference import RoundingTrainer, bf16_round  # BF16 step
 """
 
 from .torch_gpt import TorchGPT, TorchTrainer, TrainableGPT, named_gradients
+from .bf16_gpt import RoundingTrainer, bf16_round
 from .torch_storylm0 import storylm0_forward
 
 __all__ = ["TorchGPT", "TorchTrainer", "TrainableGPT", "named_gradients",
-           "storylm0_forward"]
+           "RoundingTrainer", "bf16_round", "storylm0_forward"]
