@@ -21,9 +21,9 @@ bool AxisDecision::keeps(unsigned operand) const {
 /// would be. Else null.
 static Value partialSumJoined(Operation *op, StringAttr axis,
                               PlacementAttr result) {
-  Value value = op->getResult(0);
-  if (op->getNumResults() != 1 || !value.hasOneUse())
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
     return nullptr;
+  Value value = op->getResult(0);
   Operation *user = *value.getUsers().begin();
   if (!isa<AddOp, SubOp>(user))
     return nullptr;
