@@ -54,6 +54,17 @@ static void report(const char *what, int code) {
           length, text);
 }
 
+/* `comm` split by `color`, this rank at `key` in its part; MPI_COMM_NULL
+   (reported) on failure. */
+static MPI_Comm split(MPI_Comm comm, int color, int key) {
+  MPI_Comm part;
+  int code = MPI_Comm_split(comm, color, key, &part);
+  if (code == MPI_SUCCESS)
+    return part;
+  report("MPI_Comm_split", code);
+  return MPI_COMM_NULL;
+}
+
 /* The communicator of this rank's group; MPI_COMM_NULL on failure. Every
    rank reaches the same collectives in the same order, so every rank
    splits for the same new group at the same time. */
@@ -67,12 +78,9 @@ static MPI_Comm group_comm(int32_t size, int64_t stride) {
     return MPI_COMM_NULL;
   int64_t coordinate = (run.device.rank / stride) % size;
   int first = (int)(run.device.rank - coordinate * stride);
-  MPI_Comm comm;
-  int code = MPI_Comm_split(run.mesh, first, (int)coordinate, &comm);
-  if (code != MPI_SUCCESS) {
-    report("MPI_Comm_split", code);
+  MPI_Comm comm = split(run.mesh, first, (int)coordinate);
+  if (comm == MPI_COMM_NULL)
     return MPI_COMM_NULL;
-  }
   run.groups[run.num_groups].size = size;
   run.groups[run.num_groups].stride = stride;
   run.groups[run.num_groups].comm = comm;
@@ -342,13 +350,10 @@ KINA_MPI_EXPORT int32_t kina_mpi_split_mesh(int32_t devices) {
   if (devices < 1 || run.world_size % devices || run.num_groups ||
       run.mesh != MPI_COMM_WORLD)
     return -1;
-  MPI_Comm comm;
-  int code = MPI_Comm_split(MPI_COMM_WORLD, run.world_rank / devices,
-                            run.world_rank % devices, &comm);
-  if (code != MPI_SUCCESS) {
-    report("MPI_Comm_split", code);
+  MPI_Comm comm =
+      split(MPI_COMM_WORLD, run.world_rank / devices, run.world_rank % devices);
+  if (comm == MPI_COMM_NULL)
     return -1;
-  }
   run.mesh = comm;
   run.device.rank = run.world_rank % devices;
   run.device.size = devices;
