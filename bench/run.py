@@ -281,6 +281,31 @@ def compiled_once(source, path, function=None):
     return result
 
 
+def auto_sharded_once(cfg, mesh, path):
+    """The training step with every placement @auto, placed by
+    kina.auto_shard under the machine's calibration and its mpirun
+    collectives, compiled once and saved to `path`: compiled_once's
+    figures, and the plan's predicted seconds and bytes."""
+    import resource
+    import kina
+    from kina.models import gpt
+    source = with_auto_placements(gpt.train_source(cfg, mesh=mesh,
+                                                   parallel="data"))
+    start = time.perf_counter()
+    plan = kina.auto_shard(source, gpt.TRAIN_STEP, backend="mpi",
+                           alternatives=0, filename="auto.kina")
+    seconds = time.perf_counter() - start
+    plan.module.save(path)
+    cost = plan.cost
+    return dict(seconds=seconds, low=seconds, high=seconds,
+                samples=[seconds], peak_mib=resource.getrusage(
+                    resource.RUSAGE_SELF).ru_maxrss / 1024,
+                bytes_sent=cost.bytes_sent, peak_bytes=cost.peak_bytes,
+                at_rest=cost.at_rest._asdict(), at_peak=cost.at_peak._asdict(),
+                predicted_seconds=plan.predicted_seconds,
+                placements=plan.placements)
+
+
 def gpt_gradient_worker(what, spec, repeats):
     """The GPT's loss and its gradients with respect to every weight
     (gpt.loss_source): compiled once to spec["path"], then timed in a
@@ -339,6 +364,8 @@ def training_worker(what, spec, repeats):
     from kina.models import gpt
     cfg = gpt.Config(**TRAINING_MODELS[spec["model"]])
     peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if what == "train-compile" and spec.get("parallel") == AUTO_PLAN:
+        return auto_sharded_once(cfg, spec["mesh"], spec["path"])
     if what == "train-compile":
         return compiled_once(gpt.train_source(
             cfg, mesh=spec.get("mesh"),
@@ -831,8 +858,11 @@ def compile_section(r, source, vocab_source, **_):
         print("  %-40s %s" % (name, ms(seconds)))
 
 
-# The training step's plans on two ranks (gpt.PARALLEL of one mesh axis).
+# The training step's plans on two ranks (gpt.PARALLEL of one mesh axis),
+# and the one automatic sharding finds (not run unless asked for: its
+# compile takes minutes).
 TRAINING_PLANS = ("data", "zero1", "zero3", "fsdp", "megatron")
+AUTO_PLAN = "auto"
 
 
 def ledger(plan):
@@ -842,6 +872,49 @@ def ledger(plan):
                          for name, bytes_ in memory.items())
     return "at rest: %s; at peak (%.1f MB): %s" % (
         row(plan["at_rest"]), plan["peak_bytes"] / 1e6, row(plan["at_peak"]))
+
+
+def two_rank_plans(r, model, one_device_path, directory, plans):
+    """Each plan on `mpirun -n 2` and one device on one thread, all in
+    turns (every round runs each once); each plan's bytes and memory
+    ledger per device, from m.cost; the automatic plan against the fastest
+    hand plan measured beside it."""
+    compiled = {}
+    for parallel in plans:
+        compiled[parallel] = spawn(
+            "train-compile", 1, 1, path=os.path.join(
+                directory, parallel + ".so"),
+            model=model, mesh=2, parallel=parallel)
+    runs = [("train-kina", dict(path=one_device_path, model=model))] + [
+        (lambda p=os.path.join(directory, parallel + ".so"):
+         training_ranks(p, model)) for parallel in plans]
+    one, *two = interleaved(runs, 1, r)
+    print("  one device, 1 thread: %s (in turns with every plan below)" %
+          spread(one))
+    for parallel, timed in zip(plans, two):
+        plan = compiled[parallel]
+        print("  mpirun -n 2, %s, 1 thread per rank: %s (%.0f ms of it in "
+              "collectives on rank 0), peak %s MiB per rank   %.2fx one "
+              "device" % (parallel, spread(timed),
+                          1e3 * timed["collective_seconds"], " / ".join(
+                              "%.0f" % p for p in timed["rank_peaks_mib"]),
+                          one["seconds"] / timed["seconds"]))
+        print("    m.cost per device: %.1f MB sent; %s" % (
+            plan["bytes_sent"] / 1e6, ledger(plan)))
+    if AUTO_PLAN not in plans:
+        return
+    plan, timed = compiled[AUTO_PLAN], two[plans.index(AUTO_PLAN)]
+    print("    %s: solved and compiled in %.0f s; predicted step %.0f ms "
+          "(%.2fx the measured median); placements: %s" % (
+              AUTO_PLAN, plan["seconds"], 1e3 * plan["predicted_seconds"],
+              plan["predicted_seconds"] / timed["seconds"], ", ".join(
+                  "%s %s" % item for item in plan["placements"].items())))
+    hand = [(t["seconds"], p) for p, t in zip(plans, two) if p != AUTO_PLAN]
+    if hand:
+        seconds, best = min(hand)
+        print("    %s against the fastest hand plan in turns (%s): %.2fx "
+              "its median step time" % (AUTO_PLAN, best,
+                                         timed["seconds"] / seconds))
 
 
 def training_section(r, models=None, plans=None, **_):
@@ -878,25 +951,9 @@ def training_section(r, models=None, plans=None, **_):
                           spread(torch_), torch_["peak_mib"],
                           torch_["state_mib"],
                           torch_["seconds"] / kina_["seconds"]))
-            # Two ranks against one device on one thread, in turns; each
-            # plan's bytes and memory ledger per device, from m.cost.
-            for parallel in (plans or TRAINING_PLANS) if \
-                    shutil.which("mpirun") else ():
-                ranks_path = os.path.join(directory, parallel + ".so")
-                plan = spawn("train-compile", 1, 1, path=ranks_path,
-                             model=model, mesh=2, parallel=parallel)
-                one, two = interleaved(
-                    [("train-kina", dict(path=path, model=model)),
-                     lambda: training_ranks(ranks_path, model)], 1, r)
-                print("  mpirun -n 2, %s, 1 thread per rank: %s (%.0f ms "
-                      "of it in collectives on rank 0), peak %s MiB per "
-                      "rank   one device, 1 thread: %s   %.2fx one device" % (
-                          parallel, spread(two),
-                          1e3 * two["collective_seconds"], " / ".join(
-                              "%.0f" % p for p in two["rank_peaks_mib"]),
-                          spread(one), one["seconds"] / two["seconds"]))
-                print("    m.cost per device: %.1f MB sent; %s" % (
-                    plan["bytes_sent"] / 1e6, ledger(plan)))
+            if shutil.which("mpirun"):
+                two_rank_plans(r, model, path, directory,
+                               plans or TRAINING_PLANS)
     if not plans:
         print("    PyTorch: %s" % "; ".join(torch_["blas"]))
 
@@ -936,6 +993,12 @@ def jit_section(r, models=None, **_):
                   100 * steps[1]["overhead"] / steps[1]["seconds"]))
 
 
+def with_auto_placements(source):
+    """`source` with every tensor placement but the scalars' @auto."""
+    return re.sub(r"(Tensor\[(?:F32|I64), \[[0-9][0-9, ]*\]), "
+                  r"@(replicated|sharded\([^)]*\))\]", r"\1, @auto]", source)
+
+
 def auto_shard_program(layers, mesh, train):
     """The test-width GPT (kina.models.gpt, B=4) with every placement but
     the scalars' written @auto: the training program or the forward."""
@@ -945,10 +1008,8 @@ def auto_shard_program(layers, mesh, train):
     two_axes = len(mesh) == 2
     placed = mesh if two_axes else mesh[0]
     parallel = "data+megatron" if two_axes else "data"
-    source = (gpt.train_source if train else gpt.source)(
-        cfg, mesh=placed, parallel=parallel)
-    return re.sub(r"(Tensor\[(?:F32|I64), \[[0-9][0-9, ]*\]), "
-                  r"@(replicated|sharded\([^)]*\))\]", r"\1, @auto]", source)
+    return with_auto_placements((gpt.train_source if train else gpt.source)(
+        cfg, mesh=placed, parallel=parallel))
 
 
 def auto_shard_section(r, **_):
@@ -1153,8 +1214,9 @@ def main():
                         ", ".join(TRAINING_MODELS))
     parser.add_argument("--plans", type=lambda t: t.split(","),
                         help="section 7: only these plans on two ranks "
-                        "(%s), and not the one-device runs against "
-                        "PyTorch" % ", ".join(TRAINING_PLANS))
+                        "(%s; %s: automatic sharding's), and not the "
+                        "one-device runs against PyTorch" % (
+                            ", ".join(TRAINING_PLANS), AUTO_PLAN))
     args = parser.parse_args()
     if args.worker:
         result = worker(json.loads(args.worker))

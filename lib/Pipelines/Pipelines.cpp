@@ -9,6 +9,7 @@
 
 #include "Kina/Pipelines/Pipelines.h"
 
+#include "Kina/AutoShard/Passes.h"
 #include "Kina/CPU/MatmulModel.h"
 #include "Kina/Conversion/Passes.h"
 #include "Kina/Differentiate/Passes.h"
@@ -30,9 +31,12 @@
 using namespace mlir;
 
 void mlir::kina::buildKinaToLinalgPipeline(OpPassManager &pm) {
-  // reverseMode functions first; then mesh-placed programs run as their
-  // host form (nothing happens to programs without a mesh).
+  // reverseMode functions first; functions with `@auto` placements
+  // placed by the solver (under its default machine figures, as
+  // --kina-auto-shard); then mesh-placed programs run as their host form
+  // (nothing happens to programs without a mesh).
   pm.addPass(createDifferentiatePass());
+  pm.addPass(createAutoShardPass());
   pm.addPass(createPropagateShardingPass());
   pm.addPass(createPartitionPass());
   buildOneDeviceToLinalgPipeline(pm);
