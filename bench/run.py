@@ -207,7 +207,8 @@ def worker(spec):
                       collective_seconds=last.collective_seconds,
                       bit_identical=bool(np.array_equal(last.value,
                                                         expected)))
-    if what in ("train-compile", "train-kina", "train-ranks", "train-torch"):
+    if what in ("train-compile", "train-kina", "train-ranks", "train-torch",
+                "train-autocast-torch"):
         return training_worker(what, spec, repeats)
     if what.startswith("jit-"):
         return jit_worker(what, spec, repeats)
@@ -366,11 +367,12 @@ def training_worker(what, spec, repeats):
     peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if what == "train-compile" and spec.get("parallel") == AUTO_PLAN:
         return auto_sharded_once(cfg, spec["mesh"], spec["path"])
+    dtype = spec.get("dtype", "f32")
     if what == "train-compile":
         return compiled_once(gpt.train_source(
             cfg, mesh=spec.get("mesh"),
-            parallel=spec.get("parallel", "megatron")), spec["path"],
-            gpt.TRAIN_STEP if spec.get("mesh") else None)
+            parallel=spec.get("parallel", "megatron"), dtype=dtype),
+            spec["path"], gpt.TRAIN_STEP if spec.get("mesh") else None)
     rng = np.random.default_rng(1)
     ids = rng.integers(0, cfg.v, (cfg.b, cfg.t))
     targets = rng.integers(0, cfg.v, (cfg.b, cfg.t))
@@ -394,20 +396,27 @@ def training_worker(what, spec, repeats):
         with open(os.path.join(spec["peaks"], "rank%d" % rank), "w") as f:
             f.write(str(peak()))
         return result if rank == 0 else None
-    if what == "train-torch":
+    if what in ("train-torch", "train-autocast-torch"):
         import torch
         from kina_reference import TorchTrainer
         torch.set_num_threads(spec["threads"])
         trainer = TorchTrainer(cfg, weights, lr=1e-4)
         del weights
         state = resident_mib()
-        result = timing(lambda: trainer.step(ids, targets), repeats,
-                        blas=blas_info())
+
+        def step():
+            if what == "train-torch":
+                return trainer.step(ids, targets)
+            # PyTorch's mixed precision: F32 weights, BF16 where autocast
+            # chooses (its products among them).
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return trainer.step(ids, targets)
+        result = timing(step, repeats, blas=blas_info())
     else:
         import kina
         from kina.training import Trainer
         trainer = Trainer(cfg, weights, lr=1e-4,
-                          module=kina.load(spec["path"]))
+                          module=kina.load(spec["path"]), dtype=dtype)
         del weights
         state = resident_mib()
         result = timing(lambda: trainer.step(ids, targets), repeats)
@@ -635,18 +644,28 @@ def c_abi_toy():
                                     text=True).stdout) * 1e-9
 
 
-def measure_peak():
+def measure_peak(*options):
     """GFLOP/s of one core's vector FMAs (bench/fma_peak.c), on the
-    widest vectors this CPU has."""
+    widest vectors this CPU has, and the ISA measured; `options` for the
+    compiler (-DDOT_BF16: vdpbf16ps instead)."""
     with tempfile.TemporaryDirectory() as tmp:
         exe = pathlib.Path(tmp) / "fma_peak"
-        subprocess.run([CLANG, "-O2", "-march=native",
-                        "-ffp-contract=fast", str(ROOT / "bench/fma_peak.c"),
-                        "-o", str(exe)], check=True)
+        subprocess.run([CLANG, "-O2", "-march=native", "-ffp-contract=fast",
+                        *options, str(ROOT / "bench/fma_peak.c"), "-o",
+                        str(exe)], check=True)
         gflops, _, isa = subprocess.run([str(exe)], check=True,
                                         capture_output=True,
                                         text=True).stdout.split()
         return float(gflops), isa
+
+
+def measure_bf16_peak():
+    """GFLOP/s of one core's vdpbf16ps (bench/fma_peak.c -DDOT_BF16); None
+    on a CPU without AVX512_BF16."""
+    with open("/proc/cpuinfo") as cpuinfo:
+        if "avx512_bf16" not in cpuinfo.read().split():
+            return None
+    return measure_peak("-DDOT_BF16")[0]
 
 
 def share(gflops, peak):
@@ -1186,6 +1205,47 @@ def pipeline_section(r, **_):
                                                        one["loss"]))
 
 
+def mixed_precision_section(r, models=None, **_):
+    print("== 11. Mixed precision: the BF16 training step (gen_gpt.py "
+          "--dtype bf16: BF16 forward and backward, F32 master weights and "
+          "AdamW) against the F32 one and PyTorch's F32 and autocast BF16")
+    from kina.models import gpt as gpt_config
+    bf16_peak = measure_bf16_peak()
+    print("  BF16 dot peak: %s" % (
+        "no AVX512_BF16 on this CPU" if bf16_peak is None else
+        "%.1f GFLOP/s per core with vdpbf16ps (bench/fma_peak.c -DDOT_BF16), "
+        "%.2fx "
+        "the FMA peak" % (bf16_peak, bf16_peak / PEAK_GFLOPS[1])))
+    for model, shape in TRAINING_MODELS.items():
+        if models and model not in models:
+            continue
+        cfg = gpt_config.Config(**shape)
+        print("  %s (%.1fM parameters)" % (model,
+                                           cfg.parameter_count() / 1e6))
+        with tempfile.TemporaryDirectory(prefix="kina-bench-") as directory:
+            paths = {}
+            for dtype in ("bf16", "f32"):
+                paths[dtype] = os.path.join(directory, dtype + ".so")
+                compiled = spawn("train-compile", 1, 1, path=paths[dtype],
+                                 model=model, dtype=dtype)
+                print("    %s compile %s" % (dtype, spread(compiled)))
+            for threads in (1, 2):
+                bf16, f32, torch_, autocast = interleaved(
+                    [("train-kina", dict(path=paths["bf16"], model=model,
+                                         dtype="bf16")),
+                     ("train-kina", dict(path=paths["f32"], model=model)),
+                     ("train-torch", dict(model=model)),
+                     ("train-autocast-torch", dict(model=model))],
+                    threads, r)
+                faster = min(torch_["seconds"], autocast["seconds"])
+                print("    %d thread(s): kina BF16 %s, kina F32 %s, PyTorch "
+                      "F32 %s, PyTorch autocast BF16 %s; BF16 %.2fx Kina's "
+                      "F32, %.2fx the faster PyTorch" % (
+                          threads, spread(bf16), spread(f32), spread(torch_),
+                          spread(autocast), f32["seconds"] / bf16["seconds"],
+                          faster / bf16["seconds"]))
+
+
 def section_numbers(text):
     """--only's value: section numbers separated by commas."""
     try:
@@ -1197,7 +1257,7 @@ def section_numbers(text):
 
 SECTIONS = [toy_section, realistic_section, sgemm_section, devices_section,
             gpt_section, compile_section, training_section, jit_section,
-            auto_shard_section, pipeline_section]
+            auto_shard_section, pipeline_section, mixed_precision_section]
 
 
 def main():

@@ -23,10 +23,11 @@ static const CPUDescription kKnownCPUs[] = {
     {"alderlake", 256, 16, 2, 4, {48 * KiB, 12}, {1280 * KiB, 10}},
     // AMD Zen 3: AVX2.
     {"znver3", 256, 16, 2, 4, {32 * KiB, 8}, {512 * KiB, 8}},
-    // AMD Zen 4: AVX-512 on 256-bit pipes, one 512-bit FMA per cycle.
-    {"znver4", 512, 32, 1, 4, {32 * KiB, 8}, {1024 * KiB, 8}},
+    // AMD Zen 4: AVX-512 on 256-bit pipes, one 512-bit FMA per cycle;
+    // AVX512_BF16 (so Zen 5 too).
+    {"znver4", 512, 32, 1, 4, {32 * KiB, 8}, {1024 * KiB, 8}, true},
     // AMD Zen 5: two 512-bit FMA pipes.
-    {"znver5", 512, 32, 2, 4, {48 * KiB, 12}, {1024 * KiB, 16}},
+    {"znver5", 512, 32, 2, 4, {48 * KiB, 12}, {1024 * KiB, 16}, true},
 };
 
 // Every CPU above starts two 256-bit FMAs per cycle: what a CPU of 512-bit
@@ -76,6 +77,8 @@ mlir::kina::describeCPUWithFeatures(llvm::StringRef name,
   if (features.lookup("avx512f")) {
     cpu.vectorBits = 512;
     cpu.vectorRegisters = 32;
+    cpu.bf16DotProduct =
+        known && known->bf16DotProduct && features.lookup("avx512bf16");
   } else if (features.lookup("avx2") && features.lookup("fma")) {
     cpu.vectorBits = 256;
     if (known && known->vectorBits > cpu.vectorBits)

@@ -61,6 +61,7 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   matmul.cacheK = model.cacheK;
   matmul.streamRows = model.streamRows;
   matmul.l1WayBytes = model.l1WayBytes;
+  matmul.bf16Dot = cpu.bf16DotProduct;
   for (const mlir::kina::TunedMatmul &t : tuned)
     matmul.tuned.push_back(mlir::kina::formatTunedMatmul(t));
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
@@ -135,7 +136,9 @@ void mlir::kina::buildLinalgToLLVMPipeline(
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true; // vdpbf16ps (kina-tile-matmuls' bf16-dot)
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
   pm.addNestedPass<func::FuncOp>(createNarrowFloatsPass());
   pm.addPass(createConvertMathToLLVMPass());

@@ -97,8 +97,15 @@ static std::optional<Window> windowOf(TypedValue<MemRefType> view,
   return Window{view, row, column};
 }
 
+/// Whether `op` is a register tile's multiply-add: an FMA, or a BF16
+/// product's pair dot (kina-tile-matmuls' bf16-dot).
+static bool isMultiplyAdd(Operation &op) {
+  return isa<vector::FMAOp, x86vector::DotBF16Op>(op);
+}
+
 /// The register loop that runs most often after `pack` in its block: a
-/// loop carrying vectors through FMAs, inside constant-bound loops only.
+/// loop carrying vectors through multiply-adds, inside constant-bound
+/// loops only.
 static std::optional<RegisterLoop> busiestRegisterLoop(scf::ForOp pack) {
   std::optional<RegisterLoop> best;
   Block *block = pack->getBlock();
@@ -106,7 +113,7 @@ static std::optional<RegisterLoop> busiestRegisterLoop(scf::ForOp pack) {
     op->walk([&](scf::ForOp loop) {
       if (loop.getNumRegionIterArgs() == 0 ||
           !isa<VectorType>(loop.getRegionIterArgs()[0].getType()) ||
-          loop.getBody()->getOps<vector::FMAOp>().empty())
+          llvm::none_of(loop.getBody()->getOperations(), isMultiplyAdd))
         return;
       RegisterLoop candidate{loop, {}, 0};
       std::optional<int64_t> count = tripCount(loop);

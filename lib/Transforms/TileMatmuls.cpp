@@ -13,6 +13,7 @@
 
 #include "Kina/Transforms/Passes.h"
 
+#include "BF16PairProducts.h"
 #include "CheckedOptions.h"
 #include "TransposedOperands.h"
 
@@ -153,9 +154,9 @@ static FailureOr<Value> packStrips(RewriterBase &rewriter,
 
 /// The matmul of one strip (M x K times K x width) reads the packed strip
 /// that holds the same values.
-static void readFromStrips(RewriterBase &rewriter, linalg::MatmulOp strip,
+static void readFromStrips(RewriterBase &rewriter, linalg::LinalgOp strip,
                            Value packed, Value column, int64_t width) {
-  auto rhs = cast<RankedTensorType>(strip.getInputs()[1].getType());
+  auto rhs = cast<RankedTensorType>(strip.getDpsInputs()[1].getType());
   rewriter.setInsertionPoint(strip);
   Location loc = strip.getLoc();
   Value index = arith::DivUIOp::create(
@@ -263,14 +264,18 @@ static LogicalResult vectorizeTile(RewriterBase &rewriter, Operation *tileOp) {
 }
 
 /// Tiles `strip` (M x K x tileN) into height x tileN register tiles, one
-/// step of K each, vectorized. A's column of a tile, when A is a
-/// transpose X^T, is read from X's row.
+/// step of K each, vectorized (a product of BF16 pairs on vdpbf16ps). A's
+/// column of a tile, when A is a transpose X^T, is read from X's row.
 static LogicalResult vectorizeRegisterTiles(RewriterBase &rewriter,
-                                            Operation *strip, int64_t height) {
+                                            Operation *strip, int64_t height,
+                                            bool bf16Pairs) {
   auto registers = tile(rewriter, strip, {height, 0, 1}, {});
   if (failed(registers))
     return failure();
   Operation *tileOp = registers->tiledOps.front();
+  if (bf16Pairs)
+    return mlir::kina::vectorizePairTile(rewriter,
+                                         cast<linalg::LinalgOp>(tileOp));
   rewriter.setInsertionPoint(tileOp);
   if (std::optional<mlir::kina::TransposedSlice> row =
           mlir::kina::sliceOfTranspose(rewriter, tileOp->getOperand(0))) {
@@ -285,18 +290,18 @@ static LogicalResult vectorizeRegisterTiles(RewriterBase &rewriter,
 /// initial value (the zero fill) fused in: each column panel is zeroed by
 /// the thread that computes it, while it is in that core's cache, instead
 /// of the whole result in one serial pass before.
-static FailureOr<Operation *>
-splitColumns(RewriterBase &rewriter, linalg::MatmulOp op, int64_t columns) {
+static FailureOr<Operation *> splitColumns(RewriterBase &rewriter,
+                                           Operation *op, int64_t columns) {
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tilingOptions(rewriter.getContext(), {0, columns, 0},
                                          {}, LoopType::ForallOp));
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTileAndFuseResult> split =
       scf::tileConsumerAndFuseProducersUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
+          rewriter, cast<TilingInterface>(op), options);
   if (failed(split))
     return failure();
-  rewriter.replaceOp(op, split->replacements.lookup(op.getResult(0)));
+  rewriter.replaceOp(op, split->replacements.lookup(op->getResult(0)));
   return split->tiledAndFusedOps.front();
 }
 
@@ -371,7 +376,7 @@ struct TileMatmulsPass
   /// read.
   LogicalResult tilePacked(RewriterBase &rewriter, Operation *panel,
                            int64_t tileM0, int64_t tileN0, int64_t tileK0,
-                           int64_t registerRows) {
+                           int64_t registerRows, bool bf16Pairs) {
     auto cached = tile(rewriter, panel, {tileM0, tileN0, tileK0}, {1, 2, 0});
     if (failed(cached))
       return failure();
@@ -382,7 +387,7 @@ struct TileMatmulsPass
     auto strips = tile(rewriter, block, {0, tileN, 0}, {});
     if (failed(strips))
       return failure();
-    auto strip = cast<linalg::MatmulOp>(strips->tiledOps.front());
+    auto strip = cast<linalg::LinalgOp>(strips->tiledOps.front());
     if (rhs && !cached->loops.empty()) {
       FailureOr<Value> packed =
           packStrips(rewriter, rhs, cached->loops.back(), tileN);
@@ -394,7 +399,7 @@ struct TileMatmulsPass
     // Register tiles of registerRows rows; the rows they do not divide
     // form one shorter tile.
     int64_t rows =
-        cast<RankedTensorType>(strip.getResult(0).getType()).getDimSize(0);
+        cast<RankedTensorType>(strip->getResult(0).getType()).getDimSize(0);
     SmallVector<std::pair<Operation *, int64_t>, 2> parts = {
         {strip, std::min(registerRows, rows)}};
     if (rows > registerRows && rows % registerRows) {
@@ -404,7 +409,7 @@ struct TileMatmulsPass
       parts = {{main, registerRows}, {rest, rows % registerRows}};
     }
     for (auto [part, height] : parts)
-      if (failed(vectorizeRegisterTiles(rewriter, part, height)))
+      if (failed(vectorizeRegisterTiles(rewriter, part, height, bf16Pairs)))
         return failure();
     return success();
   }
@@ -453,12 +458,27 @@ struct TileMatmulsPass
       if (tileable(op, 0))
         matmuls.push_back(op);
     });
-    for (linalg::MatmulOp op : matmuls) {
-      padTransposedRows(rewriter, op, l1WayBytes);
-      auto type = cast<RankedTensorType>(op.getResult(0).getType());
+    for (linalg::MatmulOp matmul : matmuls) {
+      auto type = cast<RankedTensorType>(matmul.getResult(0).getType());
       int64_t m = type.getDimSize(0), n = type.getDimSize(1);
       int64_t k =
-          cast<RankedTensorType>(op.getInputs()[0].getType()).getDimSize(1);
+          cast<RankedTensorType>(matmul.getInputs()[0].getType()).getDimSize(1);
+      bool streamed = m <= streamRows;
+      // A BF16 product on vdpbf16ps where the CPU has it: over K/2 pairs,
+      // whose packed rows are as many bytes as an f32 row (the same tiles).
+      Operation *op = matmul;
+      bool bf16Pairs = false;
+      if (bf16Dot && !streamed && tileN % mlir::kina::kPairProductLanes == 0) {
+        FailureOr<linalg::GenericOp> paired =
+            mlir::kina::pairBF16Product(rewriter, matmul);
+        if (succeeded(paired)) {
+          op = *paired;
+          bf16Pairs = true;
+        }
+      }
+      if (!bf16Pairs)
+        padTransposedRows(rewriter, matmul, l1WayBytes);
+      int64_t steps = bf16Pairs ? k / 2 : k;
       // Cache tiles, visited N, K, M: a K x N panel of B is reused by every
       // M tile while it is hot. The N tiles are independent: an scf.forall,
       // which kina-outline-parallel-loops hands to the thread pool, when
@@ -466,9 +486,8 @@ struct TileMatmulsPass
       mlir::kina::TunedMatmul p = parametersFor(entries, m, k, n);
       int64_t tileM0 = cacheTile(m, p.cacheM);
       int64_t tileN0 = cacheTile(n, p.cacheN, tileN);
-      int64_t tileK0 = cacheTile(k, p.cacheK);
+      int64_t tileK0 = cacheTile(steps, p.cacheK);
       Operation *panel = op;
-      bool streamed = m <= streamRows;
       if (streamed)
         tileN0 = widestPanel(n, tileN);
       // Narrower panels where N is one cache tile or a few: a 256-column
@@ -485,10 +504,9 @@ struct TileMatmulsPass
         panel = *split;
         tileN0 = 0;
       }
-      if (failed(streamed
-                     ? tileStreamed(rewriter, panel, k)
-                     : tilePacked(rewriter, panel, tileM0, tileN0, tileK0,
-                                  p.tileM)))
+      if (failed(streamed ? tileStreamed(rewriter, panel, k)
+                          : tilePacked(rewriter, panel, tileM0, tileN0, tileK0,
+                                       p.tileM, bf16Pairs)))
         return signalPassFailure();
     }
     // What stays loops contracts with FMAs too.

@@ -28,7 +28,8 @@ MULTIPLY_OR_DIVIDE = re.compile(r"^(i?mul|mulx|i?div)")
 
 
 def kind(opcode):
-    if opcode.startswith("vfmadd"):
+    # A multiply-add: an FMA, or a BF16 kernel's pair dot product.
+    if opcode.startswith(("vfmadd", "vdpbf16ps")):
         return "fma"
     if opcode.startswith("vbroadcast"):
         return "broadcast"

@@ -99,3 +99,22 @@ func.func @update_two_in_place(%w: tensor<512x512xf32>, %m: tensor<512x512xf32>,
   } -> (tensor<512x512xf32>, tensor<512x512xf32>)
   return %n#1, %n#0 : tensor<512x512xf32>, tensor<512x512xf32>
 }
+
+// A BF16 product's operand widened with each pair of K swapped (read at
+// `1 - d2`) stays whole: upstream's tiling would slice it one element long
+// in d2 and the tiled op would fail to verify (a 128 x 768 BF16 product
+// for an AVX2 CPU failed to compile so).
+// CHECK-LABEL: func.func @pair_swap
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<128x384x2xbf16>) outs(%{{.*}} : tensor<128x384x2xf32>)
+#pair_swapped = affine_map<(d0, d1, d2) -> (d0, d1, 1 - d2)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @pair_swap(%x: tensor<128x384x2xbf16>, %out: tensor<128x384x2xf32>) -> tensor<128x384x2xf32> {
+  %0 = linalg.generic {indexing_maps = [#pair_swapped, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<128x384x2xbf16>) outs(%out : tensor<128x384x2xf32>) {
+  ^bb0(%a: bf16, %b: f32):
+    %w = arith.extf %a : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<128x384x2xf32>
+  return %0 : tensor<128x384x2xf32>
+}

@@ -8,11 +8,17 @@ test_reverse_mode.py."""
 
 import fractions
 import math
+import os
+import pathlib
+import subprocess
 
 import numpy as np
 import pytest
 
 import kina
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(os.environ.get("KINA_BIN", ROOT / "build" / "bin"))
 
 # Formats as (mantissa bits after the point, lowest normal exponent,
 # largest finite value).
@@ -256,6 +262,49 @@ def test_bf16_matmul_adds_pairs_in_vdpbf16ps_order():
     np.testing.assert_array_equal(
         got3, bf16_reference(pairwise_product(a3, b3).astype(np.float64)))
     assert bf16_values(got3)[1, 2, 3] == 2.0 ** -30
+
+
+KERNEL_SHAPES = """
+fn product(a: Tensor[BF16, [40, 96], @host], b: Tensor[BF16, [96, 64], @host]) -> Tensor[BF16, [40, 64], @host] {
+  return a @ b
+}
+"""
+
+
+def host_has(flag):
+    with open("/proc/cpuinfo") as f:
+        return any(flag in line.split() for line in f if
+                   line.startswith("flags"))
+
+
+@pytest.mark.skipif(not host_has("avx512_bf16"),
+                    reason="runs vdpbf16ps: needs a CPU with AVX512_BF16")
+def test_the_vdpbf16ps_kernel_adds_in_the_languages_pair_order(tmp_path):
+    """The BF16 kernel (compiled for a Zen 4, which gets it; this host runs
+    it if it has AVX512_BF16) against the NumPy model of the instruction:
+    register tiles of pairs over a K of 48 pairs, and a row whose sum K's
+    order would round differently."""
+    source = tmp_path / "kernel.kina"
+    source.write_text(KERNEL_SHAPES)
+    library = tmp_path / "kernel.so"
+    subprocess.run([str(BIN / "kina-translate"), "--kina-to-so",
+                    "--target-cpu=znver4", str(source), "-o", str(library)],
+                   check=True)
+    disassembly = subprocess.run(["objdump", "-d", str(library)], check=True,
+                                 capture_output=True, text=True).stdout
+    assert "vdpbf16ps" in disassembly
+    module = kina.load(library)
+    rng = np.random.default_rng(5)
+    a = bf16_values(bf16_reference(rng.standard_normal((40, 96))))
+    b = bf16_values(bf16_reference(rng.standard_normal((96, 64))))
+    a[17, 40:46] = [1, 0, 2.0 ** -30, -1, 0, 0]  # pairs (1, 0), (2^-30, -1)
+    b[40:46, 33] = 1
+    a[17, :40] = 0
+    a[17, 46:] = 0
+    want = bf16_reference(pairwise_product(a, b).astype(np.float64))
+    got = module.product(words(a), words(b))
+    np.testing.assert_array_equal(got, want)
+    assert bf16_values(got)[17, 33] == 2.0 ** -30
 
 
 SPLIT = """

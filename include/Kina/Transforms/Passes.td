@@ -147,6 +147,12 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
     `tuned` entries, `MxKxN:tile-m:cache-m:cache-n:cache-k`, replace those
     four options for the matmuls of that shape (a tuning file's entries,
     `python3 -m kina.tune`).
+
+    With `bf16-dot` (a CPU with AVX512_BF16), a packed matmul of two BF16
+    operands widened in `vdpbf16ps`'s pair order (K even) is rebuilt on
+    the BF16 values: each operand's pairs along K packed into one i32, a
+    product over K/2 pairs tiled as above, whose register tiles are
+    `x86vector.avx512.dot` (one per 16 columns and row, per pair of K).
   }];
   let options = [
     Option<"tileM", "tile-m", "int64_t", /*default=*/"8",
@@ -169,8 +175,11 @@ def TileMatmulsPass : Pass<"kina-tile-matmuls", "::mlir::func::FuncOp"> {
            "M*N*K from which the N cache tiles become an scf.forall">,
     ListOption<"tuned", "tuned", "std::string",
                "per shape: MxKxN:tile-m:cache-m:cache-n:cache-k">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "BF16 products on vdpbf16ps (the CPU has AVX512_BF16)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::x86vector::X86VectorDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::math::MathDialect",
