@@ -114,6 +114,25 @@ TEST(MatmulModel, AVX512HiddenByAVirtualMachine) {
             4);
 }
 
+TEST(MatmulModel, BF16KernelWhereTheDotDoublesTheFMAs) {
+  // vdpbf16ps pays on Zen 4 and Zen 5, with AVX512_BF16 shown; not on a
+  // CPU the table does not know (an Intel Xeon), nor with AVX-512 hidden.
+  llvm::StringMap<bool> features;
+  features["avx2"] = features["fma"] = features["avx512f"] = true;
+  features["avx512bf16"] = true;
+  EXPECT_TRUE(describeCPUWithFeatures("znver4", features).bf16DotProduct);
+  EXPECT_TRUE(describeCPUWithFeatures("znver5", features).bf16DotProduct);
+  EXPECT_FALSE(
+      describeCPUWithFeatures("sapphirerapids", features).bf16DotProduct);
+  EXPECT_TRUE(describeCPU("znver4")->bf16DotProduct);
+  EXPECT_FALSE(describeCPU("skylake-avx512")->bf16DotProduct);
+  features["avx512bf16"] = false;
+  EXPECT_FALSE(describeCPUWithFeatures("znver4", features).bf16DotProduct);
+  features["avx512f"] = false;
+  features["avx512bf16"] = true;
+  EXPECT_FALSE(describeCPUWithFeatures("znver4", features).bf16DotProduct);
+}
+
 TEST(MatmulModel, SSEOnlyCPU) {
   // No AVX: 4-lane vectors, 16 registers.
   CPUDescription sse{"x86-64", 128, 16, 2, 4, {32 * 1024, 8}, {256 * 1024, 4}};
