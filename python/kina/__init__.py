@@ -384,10 +384,27 @@ def compile_file(path, num_threads=None, matmul_tuning=None):
 
 
 def load(path, num_threads=None):
-    """Loads a shared object written by kina-translate or Module.save."""
+    """Loads a shared object written by kina-translate or Module.save: the
+    file as it is now (a private copy is opened, so a file rebuilt at the
+    same path loads anew, where dlopen would hand back the first one)."""
     _thread_count(num_threads)
     path = os.path.abspath(os.fspath(path))
-    return _with_threads(Module(_kina.Library(path), path), num_threads)
+    try:
+        with open(path, "rb") as f:
+            shared_object = f.read()
+    except OSError as e:
+        raise ValueError("cannot load %s: %s" % (path, e.strerror)) from None
+    directory = tempfile.mkdtemp(prefix="kina-")
+    try:
+        copy = os.path.join(directory, "module.so")
+        with open(copy, "wb") as f:
+            f.write(shared_object)
+        library = _kina.Library(copy)
+    except ValueError as e:  # the loader's message, naming the user's file
+        raise ValueError(str(e).replace(copy, path)) from None
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return _with_threads(Module(library, shared_object), num_threads)
 
 
 # Last: kina.check_grads and kina.jit compile through `compile` above.

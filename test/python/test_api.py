@@ -4,6 +4,7 @@ import gc
 import os
 import pathlib
 import re
+import subprocess
 import threading
 
 import numpy as np
@@ -182,6 +183,33 @@ def test_save_and_load_round_trip(vocab, tmp_path):
     np.testing.assert_array_equal(loaded.main(*args), vocab.main(*args))
     loaded.save(tmp_path / "again.so")
     assert (tmp_path / "again.so").read_bytes() == path.read_bytes()
+
+
+def test_a_file_rebuilt_at_a_loaded_path_loads_anew(tmp_path):
+    """kina-translate replaces its output (a process that has the old file
+    loaded crashed when it was rewritten in place) and kina.load opens the
+    file as it is now (dlopen hands back the first file for a path it has
+    loaded)."""
+    translate = pathlib.Path(os.environ.get(
+        "KINA_BIN", pathlib.Path(__file__).resolve().parents[2] / "build" /
+        "bin")) / "kina-translate"
+    path = tmp_path / "model.so"
+
+    def build(name, op):
+        source = tmp_path / (name + ".kina")
+        source.write_text(
+            "fn %s(x: Tensor[F32, [4], @host]) -> Tensor[F32, [4], @host] "
+            "{\n  return x %s x\n}\n" % (name, op))
+        subprocess.run([str(translate), "--kina-to-so", str(source), "-o",
+                        str(path)], check=True)
+        return kina.load(path)
+    x = np.arange(4, dtype=np.float32)
+    first = build("double", "+")
+    second = build("square", "*")
+    assert list(second.functions) == ["square"]
+    np.testing.assert_array_equal(second.square(x), x * x)
+    np.testing.assert_array_equal(first.double(x), x + x)
+    assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
 
 
 def test_compile_leaves_no_temporary_files(tmp_path, monkeypatch):
