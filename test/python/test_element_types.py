@@ -8,17 +8,11 @@ test_reverse_mode.py."""
 
 import fractions
 import math
-import os
-import pathlib
-import subprocess
 
 import numpy as np
 import pytest
 
 import kina
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(os.environ.get("KINA_BIN", ROOT / "build" / "bin"))
 
 # Formats as (mantissa bits after the point, lowest normal exponent,
 # largest finite value).
@@ -271,29 +265,13 @@ fn product(a: Tensor[BF16, [40, 96], @host], b: Tensor[BF16, [96, 64], @host]) -
 """
 
 
-def host_has(flag):
-    with open("/proc/cpuinfo") as f:
-        return any(flag in line.split() for line in f if
-                   line.startswith("flags"))
-
-
-@pytest.mark.skipif(not host_has("avx512_bf16"),
-                    reason="runs vdpbf16ps: needs a CPU with AVX512_BF16")
-def test_the_vdpbf16ps_kernel_adds_in_the_languages_pair_order(tmp_path):
+@pytest.mark.avx512_bf16
+def test_the_vdpbf16ps_kernel_adds_in_the_languages_pair_order(zen4_module):
     """The BF16 kernel (compiled for a Zen 4, which gets it; this host runs
     it if it has AVX512_BF16) against the NumPy model of the instruction:
     register tiles of pairs over a K of 48 pairs, and a row whose sum K's
     order would round differently."""
-    source = tmp_path / "kernel.kina"
-    source.write_text(KERNEL_SHAPES)
-    library = tmp_path / "kernel.so"
-    subprocess.run([str(BIN / "kina-translate"), "--kina-to-so",
-                    "--target-cpu=znver4", str(source), "-o", str(library)],
-                   check=True)
-    disassembly = subprocess.run(["objdump", "-d", str(library)], check=True,
-                                 capture_output=True, text=True).stdout
-    assert "vdpbf16ps" in disassembly
-    module = kina.load(library)
+    module = zen4_module(KERNEL_SHAPES)
     rng = np.random.default_rng(5)
     a = bf16_values(bf16_reference(rng.standard_normal((40, 96))))
     b = bf16_values(bf16_reference(rng.standard_normal((96, 64))))
