@@ -119,9 +119,10 @@ struct SplitParallelOpsPass
         return;
       // Upstream's tiling slices an operand read at `1 - d` (a BF16
       // product's pair swap) one element long where d is not even tiled:
-      // the tiled op fails to verify. Such ops stay whole.
+      // the tiled op fails to verify. Such ops stay whole; a size-1 dim
+      // read at 0 (a broadcast) tiles as any other.
       if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
-            return map.isProjectedPermutation();
+            return map.isProjectedPermutation(/*allowZeroInResults=*/true);
           }))
         return;
       int64_t iterations = 1;

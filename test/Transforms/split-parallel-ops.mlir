@@ -118,3 +118,19 @@ func.func @pair_swap(%x: tensor<128x384x2xbf16>, %out: tensor<128x384x2xf32>) ->
   } -> tensor<128x384x2xf32>
   return %0 : tensor<128x384x2xf32>
 }
+
+// A size-1 dim read at 0 (a column spread over a row, as softmax's
+// subtraction reads its maxima) still splits along the rows.
+// CHECK-LABEL: func.func @spread_column
+// CHECK: scf.forall (%{{.*}}) = (0) to (768) step (96)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<96x1xf32>) outs(%{{.*}} : tensor<96x128xf32>)
+#column = affine_map<(d0, d1) -> (d0, 0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @spread_column(%x: tensor<768x1xf32>, %out: tensor<768x128xf32>) -> tensor<768x128xf32> {
+  %0 = linalg.generic {indexing_maps = [#column, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<768x1xf32>) outs(%out : tensor<768x128xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<768x128xf32>
+  return %0 : tensor<768x128xf32>
+}
