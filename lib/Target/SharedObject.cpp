@@ -11,8 +11,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -60,8 +60,8 @@ LogicalResult mlir::kina::linkSharedObject(StringRef object, StringRef path,
   // it, and it crashed), and `path` is never half written.
   SmallString<128> staged;
   int fd = -1;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
-          path + ".tmp-%%%%%%", fd, staged))
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, staged))
     return emitError(loc) << "cannot write " << path << ": " << ec.message();
   llvm::sys::Process::SafelyCloseFileDescriptor(fd);
   llvm::scope_exit unstage([&] { llvm::sys::fs::remove(staged); });
