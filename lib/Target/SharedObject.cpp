@@ -12,7 +12,6 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -55,19 +54,7 @@ LogicalResult mlir::kina::linkSharedObject(StringRef object, StringRef path,
   }
   if (failed(runLinker(objectPath, linked, loc)))
     return failure();
-  // Copied beside `path`, then renamed over it: a process that has the
-  // old file loaded keeps its pages (a copy in place rewrote them under
-  // it, and it crashed), and `path` is never half written.
-  SmallString<128> staged;
-  int fd = -1;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, staged))
-    return emitError(loc) << "cannot write " << path << ": " << ec.message();
-  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-  llvm::scope_exit unstage([&] { llvm::sys::fs::remove(staged); });
-  if (std::error_code ec = llvm::sys::fs::copy_file(linked, staged))
-    return emitError(loc) << "cannot write " << path << ": " << ec.message();
-  if (std::error_code ec = llvm::sys::fs::rename(staged, path))
+  if (std::error_code ec = llvm::sys::fs::copy_file(linked, path))
     return emitError(loc) << "cannot write " << path << ": " << ec.message();
   return success();
 }

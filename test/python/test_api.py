@@ -5,6 +5,7 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -186,30 +187,51 @@ def test_save_and_load_round_trip(vocab, tmp_path):
 
 
 def test_a_file_rebuilt_at_a_loaded_path_loads_anew(tmp_path):
-    """kina-translate replaces its output (a process that has the old file
-    loaded crashed when it was rewritten in place) and kina.load opens the
-    file as it is now (dlopen hands back the first file for a path it has
-    loaded)."""
+    """kina-translate writes its output beside it and renames it over it:
+    a process that loaded the old file itself (as a C caller does) keeps
+    running it (rewritten in place, it crashed), and a failed compile
+    leaves the old file. kina.load opens the file as it is now (dlopen
+    hands back the first library for a path it has loaded)."""
     translate = pathlib.Path(os.environ.get(
         "KINA_BIN", pathlib.Path(__file__).resolve().parents[2] / "build" /
         "bin")) / "kina-translate"
     path = tmp_path / "model.so"
 
-    def build(name, op):
+    def build(name, body):
         source = tmp_path / (name + ".kina")
         source.write_text(
             "fn %s(x: Tensor[F32, [4], @host]) -> Tensor[F32, [4], @host] "
-            "{\n  return x %s x\n}\n" % (name, op))
-        subprocess.run([str(translate), "--kina-to-so", str(source), "-o",
-                        str(path)], check=True)
-        return kina.load(path)
+            "{\n  return %s\n}\n" % (name, body))
+        return subprocess.run([str(translate), "--kina-to-so", str(source),
+                               "-o", str(path)], capture_output=True)
+    assert build("double", "x + x").returncode == 0
     x = np.arange(4, dtype=np.float32)
-    first = build("double", "+")
-    second = build("square", "*")
+    first = kina.load(path)
+    # Another process loads the file itself and calls it after each of
+    # two rebuilds.
+    caller = subprocess.Popen(
+        [sys.executable, "-c", """
+import ctypes, sys
+library = ctypes.CDLL(sys.argv[1])
+for line in sys.stdin:
+    assert library.kina_get_num_threads() >= 1
+    print("called", flush=True)
+""", str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert build("square", "x * x").returncode == 0
+    bad = build("broken", "x +")
+    assert bad.returncode == 1 and b"error" in bad.stderr
+    for _ in range(2):
+        caller.stdin.write("call\n")
+        caller.stdin.flush()
+        assert caller.stdout.readline() == "called\n"
+    caller.stdin.close()
+    assert caller.wait() == 0
+    second = kina.load(path)
     assert list(second.functions) == ["square"]
     np.testing.assert_array_equal(second.square(x), x * x)
     np.testing.assert_array_equal(first.double(x), x + x)
-    assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "broken.kina", "double.kina", "model.so", "square.kina"]
 
 
 def test_compile_leaves_no_temporary_files(tmp_path, monkeypatch):
