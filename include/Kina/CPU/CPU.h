@@ -43,9 +43,9 @@ struct CPUDescription {
   CacheLevel l1d, l2;
   /// BF16 products on AVX512_BF16's vdpbf16ps: a known CPU on which the
   /// instruction doubles the FMAs' multiply-adds per cycle (AMD Zen 4 and
-  /// Zen 5), with the feature present. Intel's runs on one port: 0.83x
-  /// the FMAs' flops on a Xeon with AVX512_BF16 (docs/performance.md),
-  /// where widening to F32 for the FMA kernel is faster.
+  /// Zen 5), with the feature present. On a Xeon with AVX512_BF16 it
+  /// ran at 0.46x the FMAs' flops (docs/performance.md), and widening to
+  /// F32 for the FMA kernel is faster.
   bool bf16DotProduct = false;
 
   int64_t floatLanes() const { return vectorBits / 32; }
