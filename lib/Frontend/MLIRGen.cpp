@@ -571,8 +571,8 @@ void MLIRGen::declareReverseMode(const Function &fn) {
   // for G_weight.
   SmallVector<int64_t> inputPositions;
   for (const auto &[name, where] : decl.inputs) {
-    auto inWrt =
-        llvm::find_if(decl.wrt, [&](const auto &w) { return w.first == name; });
+    auto inWrt = llvm::find_if(
+        decl.wrt, [&name = name](const auto &w) { return w.first == name; });
     if (inWrt == decl.wrt.end()) {
       error(where) << "'" << name << "' is in inputs but not in wrt";
       ok = false;
