@@ -59,46 +59,48 @@ static std::optional<Value> pairedSource(Value widened, int64_t kDim) {
 }
 
 /// `paired` ([..., K/2, 2, ...] BF16, the pair at `pairDim`) as
-/// [..., K/2, ...] i32, the even element's bits in the low half.
+/// [..., K/2, ...] i32, the even element's bits in the low half: the two
+/// halves are strided views, combined by one elementwise loop (which the
+/// threads split and LLVM vectorizes; a reduction over the pair ran
+/// scalar, 12% of a 128 x 768 x 768 product).
 static Value packPairs(OpBuilder &b, Location loc, Value paired,
                        int64_t pairDim) {
   auto type = cast<RankedTensorType>(paired.getType());
   int64_t rank = type.getRank();
   SmallVector<int64_t> shape(type.getShape());
   shape.erase(shape.begin() + pairDim);
+  auto halfType = RankedTensorType::get(shape, type.getElementType());
+  auto half = [&](int64_t which) -> Value {
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+        strides(rank, b.getIndexAttr(1)), sizes;
+    offsets[pairDim] = b.getIndexAttr(which);
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(b.getIndexAttr(d == pairDim ? 1 : type.getDimSize(d)));
+    return tensor::ExtractSliceOp::create(b, loc, halfType, paired, offsets,
+                                          sizes, strides);
+  };
   Type i16 = b.getI16Type(), i32 = b.getI32Type();
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(i32));
-  Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>(shape), i32);
-  Value init =
-      linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
-          .getResult(0);
-  SmallVector<AffineExpr> kept;
-  SmallVector<utils::IteratorType> iterators;
-  for (int64_t d = 0; d < rank; ++d) {
-    iterators.push_back(d == pairDim ? utils::IteratorType::reduction
-                                     : utils::IteratorType::parallel);
-    if (d != pairDim)
-      kept.push_back(b.getAffineDimExpr(d));
-  }
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
-                                 AffineMap::get(rank, 0, kept, b.getContext())};
+  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>(shape), i32);
+  int64_t kept = rank - 1;
+  SmallVector<AffineMap> maps(3, b.getMultiDimIdentityMap(kept));
+  SmallVector<utils::IteratorType> iterators(kept,
+                                             utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{paired},
+             b, loc, TypeRange{init.getType()}, ValueRange{half(0), half(1)},
              ValueRange{init}, maps, iterators,
              [&](OpBuilder &nested, Location l, ValueRange args) {
-               Value bits = arith::ExtUIOp::create(
-                   nested, l, i32,
-                   arith::BitcastOp::create(nested, l, i16, args[0]));
-               Value half = arith::IndexCastOp::create(
-                   nested, l, i32, linalg::IndexOp::create(nested, l, pairDim));
-               Value shift = arith::MulIOp::create(
-                   nested, l, half,
+               auto bits = [&](Value value) -> Value {
+                 return arith::ExtUIOp::create(
+                     nested, l, i32,
+                     arith::BitcastOp::create(nested, l, i16, value));
+               };
+               Value high = arith::ShLIOp::create(
+                   nested, l, bits(args[1]),
                    arith::ConstantOp::create(
                        nested, l, nested.getI32IntegerAttr(kHalfBits)));
-               Value placed = arith::ShLIOp::create(nested, l, bits, shift);
                linalg::YieldOp::create(
                    nested, l,
-                   Value(arith::OrIOp::create(nested, l, args[1], placed)));
+                   Value(arith::OrIOp::create(nested, l, bits(args[0]), high)));
              })
       .getResult(0);
 }
