@@ -403,15 +403,13 @@ def training_worker(what, spec, repeats):
         trainer = TorchTrainer(cfg, weights, lr=1e-4)
         del weights
         state = resident_mib()
-
-        def step():
-            if what == "train-torch":
-                return trainer.step(ids, targets)
+        step = trainer.step
+        if what == "train-autocast-torch":
             # PyTorch's mixed precision: F32 weights, BF16 where autocast
             # chooses (its products among them).
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                return trainer.step(ids, targets)
-        result = timing(step, repeats, blas=blas_info())
+            step = torch.autocast("cpu", dtype=torch.bfloat16)(trainer.step)
+        result = timing(lambda: step(ids, targets), repeats,
+                        blas=blas_info())
     else:
         import kina
         from kina.training import Trainer

@@ -14,6 +14,9 @@ import pytest
 import kina
 from kina.models import storylm0
 
+BIN = pathlib.Path(os.environ.get(
+    "KINA_BIN", pathlib.Path(__file__).resolve().parents[2] / "build" / "bin"))
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SMALL = """
 fn scale_rows(x: Tensor[F32, [2, 3], @host], s: Tensor[F32, [], @host]) -> Tensor[F32, [2, 3], @host] {
@@ -192,9 +195,7 @@ def test_a_file_rebuilt_at_a_loaded_path_loads_anew(tmp_path):
     running it (rewritten in place, it crashed), and a failed compile
     leaves the old file. kina.load opens the file as it is now (dlopen
     hands back the first library for a path it has loaded)."""
-    translate = pathlib.Path(os.environ.get(
-        "KINA_BIN", pathlib.Path(__file__).resolve().parents[2] / "build" /
-        "bin")) / "kina-translate"
+    translate = BIN / "kina-translate"
     path = tmp_path / "model.so"
 
     def build(name, body):
