@@ -105,10 +105,11 @@ FailureOr<Problem> Problem::build(func::FuncOp fn, MeshOp mesh,
         } else if (declared.getPlacement().isAuto()) {
           problem.madeWhole.push_back(returned);
         } else {
+          // Converted after the last op, at the return's point.
           problem.demands.push_back(
-              {returned, declared.getPlacement(), -1, -1});
+              {returned, declared.getPlacement(), -1, -1, -1, index - 1});
         }
-        lastUse[returned] = index + 1; // returned: live to the end
+        lastUse[returned] = index; // returned: live to the end
       }
       continue;
     }
@@ -144,7 +145,7 @@ FailureOr<Problem> Problem::build(func::FuncOp fn, MeshOp mesh,
       for (auto [i, operand] : llvm::enumerate(op.getOperands()))
         problem.demands.push_back({operand, strategy.operands[i],
                                    static_cast<int>(problem.nodes.size()), k,
-                                   static_cast<int>(i)});
+                                   static_cast<int>(i), index - 1});
       node.compute.push_back(
           computeSeconds(&op, strategy.operands, strategy.result, mesh,
                          options.machine));
@@ -169,6 +170,8 @@ FailureOr<Problem> Problem::build(func::FuncOp fn, MeshOp mesh,
     problem.lifetimes.push_back({op.getResult(0), index - 1, last - 1});
     ++problem.numPoints;
   }
+  // The return's point: the values returned, and what converts them.
+  ++problem.numPoints;
   for (Problem::Lifetime &lifetime : problem.lifetimes)
     lifetime.to = std::min(lifetime.to, problem.numPoints - 1);
   if (options.tieLayers) {
@@ -329,6 +332,29 @@ Problem::Evaluation Problem::evaluate(ArrayRef<int> choices) {
           blockBytes(lifetime.value, placementOf(lifetime.value, choices));
       change[lifetime.from] += bytes;
       change[lifetime.to + 1] -= bytes;
+    }
+    // The conversions' results, over their spans; a result returned
+    // @auto reduced after the last op.
+    llvm::MapVector<std::pair<Value, Attribute>, Span> spans;
+    for (const Demand &demand : demands) {
+      if (demand.point < 0 ||
+          (demand.node >= 0 && choices[demand.node] != demand.choice) ||
+          placementOf(demand.value, choices) == demand.target)
+        continue;
+      auto [it, added] = spans.insert(
+          {{demand.value, demand.target}, {demand.point, demand.point}});
+      it->second.from = std::min(it->second.from, demand.point);
+      it->second.to = std::max(it->second.to, demand.point);
+    }
+    for (auto &[key, span] : spans) {
+      int64_t bytes = blockBytes(key.first, cast<PlacementAttr>(key.second));
+      change[span.from] += bytes;
+      change[span.to + 1] -= bytes;
+    }
+    for (Value value : madeWhole) {
+      PlacementAttr placement = placementOf(value, choices);
+      if (whole(placement) != placement)
+        change[numPoints - 1] += blockBytes(value, whole(placement));
     }
     for (int64_t point = 0; point < numPoints; ++point) {
       held += change[point];

@@ -63,6 +63,10 @@ struct Demand {
   int node = -1; // -1: always
   int choice = -1;
   int operand = -1; // the operand of node's op that is `value`
+  /// The program point the rewrite converts the value at, for the op or
+  /// the return that needs it; -1 for an ascription, whose result is a
+  /// value of the program already (and is counted as one).
+  int64_t point = -1;
 };
 
 class Problem {
@@ -87,6 +91,11 @@ public:
   int64_t numPoints = 0;
   /// The values live at `point` (parameters first).
   SmallVector<Value> liveAt(int64_t point) const;
+  /// A conversion's result is held from the first program point that
+  /// needs it to the last (Span).
+  struct Span {
+    int64_t from = 0, to = -1;
+  };
   /// Each value's deciding node, or its fixed placement.
   DenseMap<Value, int> nodeOf;
   DenseMap<Value, PlacementAttr> fixed;

@@ -88,6 +88,7 @@ Formulation::Formulation(Problem &problem) : problem(problem) {
   };
   std::vector<ValueClass> classes;
   std::map<std::vector<intptr_t>, int> classOfKey;
+  DenseMap<Value, int> classOf;
   for (auto &[value, uses] : usesOf) {
     std::vector<intptr_t> key;
     auto node = problem.nodeOf.find(value);
@@ -109,7 +110,15 @@ Formulation::Formulation(Problem &problem) : problem(problem) {
     if (added)
       classes.push_back({value, 0});
     ++classes[it->second].members;
+    classOf[value] = it->second;
   }
+  // Per class, use and target: the e columns whose sum says that this
+  // use needs the class's values converted to the target (from another
+  // placement); the budget holds the conversion's result from the first
+  // such use to the last.
+  using UseTarget = std::tuple<int, int, const void *>;
+  std::vector<std::map<UseTarget, std::vector<int>>> needColumns(
+      classes.size());
 
   // z[c,p,t]: class c's values are converted from p to t (once each,
   // whatever needs it).
@@ -166,6 +175,10 @@ Formulation::Formulation(Problem &problem) : problem(problem) {
             milp.addConstraint("pay",
                                {{*conversionColumn(c, p, target), 1}, {e, -1}},
                                Milp::Sense::GreaterEqual, 0);
+          if (p != target)
+            needColumns[c][{use.first, use.second,
+                            target.getAsOpaquePointer()}]
+                .push_back(e);
         }
         // sum_q e[p,q] = x[v,p]
         for (auto [column, one] : placedBy(value, choices))
@@ -215,8 +228,37 @@ Formulation::Formulation(Problem &problem) : problem(problem) {
         milp.addCost(column, price);
     }
   // The budget: at every program point, the blocks of the values live
-  // there.
+  // there, the results of the conversions whose span covers it, and at
+  // the last point the results returned @auto made whole (as
+  // Problem::evaluate counts them).
   std::set<std::pair<std::vector<std::pair<int, double>>, double>> budgetRows;
+  std::vector<std::vector<std::pair<int, double>>> conversionLive;
+  if (problem.options.budgetBytes > 0)
+    conversionLive = conversionsLive(
+        [&](const Demand &demand) -> std::vector<std::pair<int, double>> {
+          auto target = cast<PlacementAttr>(demand.target);
+          if (demand.node >= 0) {
+            std::vector<std::pair<int, double>> terms;
+            int c = classOf.lookup(demand.value);
+            for (int e : needColumns[c][{problem.groupOf[demand.node],
+                                         demand.operand,
+                                         target.getAsOpaquePointer()}])
+              terms.push_back({e, 1});
+            return terms;
+          }
+          // A declared result: converted wherever the value is not at it
+          // (always, for a fixed value elsewhere: kAlways).
+          std::vector<std::pair<int, double>> terms;
+          for (auto &[p, choices] : problem.candidates(demand.value)) {
+            if (p == target)
+              continue;
+            if (choices.empty())
+              return {{kAlways, 1}};
+            for (auto term : placedBy(demand.value, choices))
+              terms.push_back(term);
+          }
+          return terms;
+        });
   if (problem.options.budgetBytes > 0)
     for (int64_t i = 0; i < problem.numPoints; ++i) {
       SmallVector<Value> live = problem.liveAt(i);
@@ -230,6 +272,19 @@ Formulation::Formulation(Problem &problem) : problem(problem) {
           for (auto [column, one] : placedBy(value, choices))
             bytes[column] += b;
         }
+      for (auto [column, b] : conversionLive[i])
+        bytes[column] += b;
+      if (i == problem.numPoints - 1)
+        for (Value value : problem.madeWhole)
+          for (auto [p, choices] : problem.candidates(value)) {
+            if (whole(p) == p)
+              continue;
+            double b = static_cast<double>(problem.blockBytes(value, whole(p)));
+            if (!problem.nodeOf.count(value))
+              held += b;
+            for (auto [column, one] : placedBy(value, choices))
+              bytes[column] += b;
+          }
       std::vector<std::pair<int, double>> terms(bytes.begin(), bytes.end());
       // Tied layers make many points alike: one row each.
       if (!budgetRows.insert({terms, held}).second)
@@ -240,6 +295,75 @@ Formulation::Formulation(Problem &problem) : problem(problem) {
                              held);
     }
 
+}
+
+std::vector<std::vector<std::pair<int, double>>> Formulation::conversionsLive(
+    llvm::function_ref<std::vector<std::pair<int, double>>(const Demand &)>
+        need) {
+  std::vector<std::vector<std::pair<int, double>>> live(problem.numPoints);
+  // The demands with a point, by conversion and point.
+  llvm::MapVector<std::pair<Value, Attribute>,
+                  std::map<int64_t, SmallVector<const Demand *>>>
+      demandsAt;
+  for (const Demand &demand : problem.demands)
+    if (demand.point >= 0)
+      demandsAt[{demand.value, demand.target}][demand.point].push_back(
+          &demand);
+  auto atLeast = [&](int column, std::vector<std::pair<int, double>> terms) {
+    for (auto [term, one] : terms)
+      if (term == kAlways) {
+        milp.setBounds(column, 1, 1);
+        return;
+      }
+    for (auto &term : terms)
+      term.second = -1;
+    terms.push_back({column, 1});
+    milp.addConstraint("needed", std::move(terms), Milp::Sense::GreaterEqual,
+                       0);
+  };
+  for (auto &[key, points] : demandsAt) {
+    // a[j]: a demand at or before the j-th point needs the conversion;
+    // b[j]: one at or after it.
+    SmallVector<int64_t> where;
+    SmallVector<int> a, b;
+    for (auto &[point, demands] : points) {
+      where.push_back(point);
+      a.push_back(milp.addVariable("a", 0, 1, 0, /*integer=*/false));
+      b.push_back(milp.addVariable("b", 0, 1, 0, /*integer=*/false));
+      std::set<std::vector<std::pair<int, double>>> needs;
+      for (const Demand *demand : demands)
+        needs.insert(need(*demand));
+      for (const auto &terms : needs) {
+        atLeast(a.back(), terms);
+        atLeast(b.back(), terms);
+      }
+    }
+    for (size_t j = 1; j < where.size(); ++j) {
+      milp.addConstraint("before", {{a[j], 1}, {a[j - 1], -1}},
+                         Milp::Sense::GreaterEqual, 0);
+      milp.addConstraint("after", {{b[j - 1], 1}, {b[j], -1}},
+                         Milp::Sense::GreaterEqual, 0);
+    }
+    // Held at a point from the first need to the last: l >= a + b - 1,
+    // at each demand's point (a[j], b[j]) and between two (a[j], b[j+1]).
+    double bytes = static_cast<double>(problem.blockBytes(
+        key.first, cast<PlacementAttr>(key.second)));
+    auto held = [&](int from, int to) {
+      int l = milp.addVariable("l", 0, 1, 0, /*integer=*/false);
+      milp.addConstraint("held", {{l, 1}, {a[from], -1}, {b[to], -1}},
+                         Milp::Sense::GreaterEqual, -1);
+      return l;
+    };
+    for (size_t j = 0; j < where.size(); ++j) {
+      live[where[j]].push_back({held(j, j), bytes});
+      if (j + 1 == where.size() || where[j + 1] == where[j] + 1)
+        continue;
+      int between = held(j, j + 1);
+      for (int64_t i = where[j] + 1; i < where[j + 1]; ++i)
+        live[i].push_back({between, bytes});
+    }
+  }
+  return live;
 }
 
 Milp::Options Formulation::defaultOptions() const {

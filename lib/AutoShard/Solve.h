@@ -41,6 +41,15 @@ public:
 
 private:
   Milp::Options defaultOptions() const;
+  /// The budget's terms per program point for the conversions' results:
+  /// each conversion (value, target) is held from the first demand that
+  /// needs it to the last, by columns that are 1 exactly there. `need`
+  /// gives the columns whose sum says that one demand needs it
+  /// ({kAlways, 1}: always).
+  std::vector<std::vector<std::pair<int, double>>> conversionsLive(
+      llvm::function_ref<std::vector<std::pair<int, double>>(const Demand &)>
+          need);
+  static constexpr int kAlways = -1;
   Problem &problem;
   double constant = 0;
   SmallVector<SmallVector<int>> s;
