@@ -60,6 +60,10 @@ static void prepare(func::FuncOp fn) {
   }
 }
 
+/// A solve that ran past its seconds limit by more than this fraction of
+/// it, and this many seconds, overran it.
+static constexpr double kLimitOverrun = 0.1;
+static constexpr double kLimitSlackSeconds = 1;
 /// Plans within this fraction of the optimum's objective are ties.
 static constexpr double kTieTolerance = 1e-9;
 /// The programs whose ties are broken by a second solve: those of at most
@@ -231,12 +235,22 @@ LogicalResult mlir::kina::autoShard(func::FuncOp fn,
       explainBudget(*problem);
       return failure();
     }
+    // CBC checks its limit between its steps, not inside its first LP
+    // relaxation: say how long it ran when that overran the limit.
+    double limit = options.secondsLimit;
+    std::string stopped =
+        solution.result.seconds >
+                limit + std::max(kLimitSlackSeconds, kLimitOverrun * limit)
+            ? llvm::formatv("CBC stopped after {0:F1} s: the seconds limit "
+                            "({1} s) is not checked inside its first LP "
+                            "relaxation",
+                            solution.result.seconds, limit)
+                  .str()
+            : llvm::formatv("the seconds limit, {0} s", limit).str();
     return fn.emitError() << "auto-shard: the solver found no plan for '"
-                          << fn.getName() << "' in "
-                          << llvm::formatv("{0:F1}", options.secondsLimit)
-                          << " s (the seconds limit; " << problem->numGroups()
-                          << " decisions, " << solution.variables
-                          << " variables)";
+                          << fn.getName() << "' (" << stopped << "; "
+                          << problem->numGroups() << " decisions, "
+                          << solution.variables << " variables)";
   }
   // Ties (plans whose objectives differ by less than CBC's tolerances
   // tell apart) go to the one holding the fewest parameter bytes; on

@@ -11,8 +11,9 @@
 #include <coin/Cbc_C_Interface.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cassert>
+#include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -110,7 +111,11 @@ Milp::Result Milp::solve(const Options &options) const {
                      values.data());
   }
   Result result;
+  auto began = std::chrono::steady_clock::now();
   Cbc_solve(m);
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began)
+          .count();
   if (Cbc_isProvenInfeasible(m)) {
     result.status = Result::Status::Infeasible;
     return result;

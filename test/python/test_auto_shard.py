@@ -463,8 +463,10 @@ def test_repeated_gpt_blocks_share_decisions_and_run_as_priced():
 
 
 @pytest.mark.parametrize("source, function, budgets", [
-    (FORWARD, "forward", (3400, 4000, 5000)),
-    (STEP, "step", (1500, 1700, 2000, 2400, 2800)),
+    pytest.param(FORWARD, "forward", (3400, 5000), id="forward"),
+    # Before the buffers were counted, the plans under 2000 and 2800
+    # bytes held 2308 and 3076 once compiled.
+    pytest.param(STEP, "step", (2000, 2800), id="step", marks=heavy),
 ])
 def test_the_budget_counts_the_collectives_buffers(source, function,
                                                    budgets):

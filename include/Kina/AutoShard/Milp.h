@@ -80,6 +80,7 @@ public:
     std::vector<double> values; // by variable index (empty without one)
     double objective = 0;       // the incumbent's cost
     double bound = 0;           // CBC's lower bound on the optimum
+    double seconds = 0;         // the wall time CBC took
     /// (objective - bound) / max(|objective|, 1e-9); 0 when optimal.
     double gap() const;
     bool hasSolution() const {
