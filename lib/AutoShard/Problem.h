@@ -91,8 +91,8 @@ public:
   int64_t numPoints = 0;
   /// The values live at `point` (parameters first).
   SmallVector<Value> liveAt(int64_t point) const;
-  /// A conversion's result is held from the first program point that
-  /// needs it to the last (Span).
+  /// The points a conversion's result is held over: from the first that
+  /// needs it to the last.
   struct Span {
     int64_t from = 0, to = -1;
   };

@@ -12,7 +12,10 @@
 // rewrite converts once. Where one use alone needs v at t, z would equal
 // its e[p,t]: the price is on that e, and there is no z (a 2 x 2 GPT
 // block's forward: 46,000 variables and 28,000 rows -> 28,700 and 9,700,
-// solved in 2.3 s instead of 19-23).
+// solved in 2.3 s instead of 19-23). Under a budget, each conversion's
+// result is held from the first use that needs it to the last: per point
+// where a use may need it, a prefix a and a suffix b at least that use's
+// e[p,t] (p != t), and l >= a + b - 1 counted by the rows in between.
 //
 //===----------------------------------------------------------------------===//
 
